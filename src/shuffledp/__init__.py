@@ -1,0 +1,23 @@
+"""shuffledp: privacy accounting for the shuffle model.
+
+>>> import shuffledp as sd
+>>> r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=10_000), delta=1e-6)
+>>> r.kind
+'upper'
+"""
+
+from .mechanisms import LDP, Gaussian, Randomizer, RandomizedResponse
+from .protocols import CheckIn, Shuffle, WithoutReplacement
+from .errors import NotApplicableError
+from .results import Candidate, RdpCurve, Result
+from .accountant import delta, epsilon, rdp
+from . import bounds
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LDP", "RandomizedResponse", "Randomizer", "Gaussian",
+    "Shuffle", "CheckIn", "WithoutReplacement",
+    "epsilon", "delta", "rdp", "bounds",
+    "Result", "Candidate", "RdpCurve", "NotApplicableError",
+]

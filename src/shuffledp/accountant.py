@@ -1,0 +1,168 @@
+"""The accountant: every applicable bound, the tightest valid one chosen, all shown.
+
+``epsilon`` / ``delta`` / ``rdp`` are the public questions of spec/api.md. They validate
+their arguments, loop over the bound registry (or the one bound named), compose rounds
+through each bound's routes, and return a ``Result`` whose answer is the smallest
+*upper* bound among the bounds allowed to be the default answer (tags [R]/[U] and
+estimates never are).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from . import _validate as v
+from .bounds import all_bounds, get
+from .errors import NotApplicableError
+from .protocols import Shuffle
+from .results import Candidate, RdpCurve, Result
+
+__all__ = ["epsilon", "delta", "rdp", "applicable"]
+
+COMPOSITIONS = ("rdp", "kov15", "pld", "none")
+
+
+def _check_proto(proto) -> Shuffle:
+    if not isinstance(proto, Shuffle):
+        raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
+    return proto
+
+
+def _check_common(rounds, composition):
+    rounds = v.integer("rounds", rounds, lo=1)
+    if composition is not None and composition not in COMPOSITIONS:
+        raise ValueError(f"composition must be one of {', '.join(COMPOSITIONS)} or None; "
+                         f"got {composition!r}")
+    return rounds
+
+
+def applicable(proto) -> tuple[list, list]:
+    """(bounds that apply, [(id, reason)] for those that do not)."""
+    ok, no = [], []
+    for b in all_bounds():
+        why = b.check(proto)
+        (no.append((b.id, why)) if why else ok.append(b))
+    return ok, no
+
+
+def _named(proto, bound_id):
+    b = get(bound_id)
+    why = b.check(proto)
+    if why:
+        ok, _ = applicable(proto)
+        raise NotApplicableError(
+            f"bound {bound_id!r} does not apply to {proto.describe()}: {why}. "
+            f"Bounds that apply: {', '.join(x.id for x in ok) or 'none'}")
+    return b
+
+
+def _ask(proto, x, rounds, bound, composition, question):
+    proto = _check_proto(proto)
+    if bound is not None:
+        bounds, skipped = [_named(proto, bound)], []
+    else:
+        bounds, skipped = applicable(proto)
+    cands = []
+    for b in bounds:
+        if composition is not None and composition not in b.routes(rounds):
+            if bound is not None:
+                b.epsilon(proto, x, rounds, composition)   # raises the explanation
+            skipped.append((b.id, f"does not offer composition {composition!r}"))
+            continue
+        t0 = time.perf_counter()
+        try:
+            if question == "epsilon":
+                o = b.epsilon(proto, x, rounds, composition)
+                eps, dlt = o.value, x
+            else:
+                o = b.delta(proto, x, rounds, composition)
+                eps, dlt = x, o.value
+        except (ArithmeticError, FloatingPointError, MemoryError) as exc:
+            if bound is not None:
+                raise
+            skipped.append((b.id, f"numerical failure ({exc}); not used"))
+            continue
+        cands.append(Candidate(b.id, o.kind, b.valid_for(proto), eps, dlt,
+                               time.perf_counter() - t0, o.composition, o.details,
+                               default=b.default))
+    val = (lambda c: c.epsilon) if question == "epsilon" else (lambda c: c.delta)
+    if bound is not None:
+        chosen = cands[0]
+    else:
+        ups = [c for c in cands if c.kind == "upper" and c.default]
+        if not ups:
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
+        chosen = min(ups, key=val)
+    return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
+                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition)
+
+
+def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
+    """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
+
+    Parameters
+    ----------
+    proto : Shuffle
+    delta : float in (0, 1)
+    rounds : int ≥ 1
+    bound : str, optional — one bound id (see ``shuffledp.bounds.ids()``); default: all.
+    composition : {"rdp", "kov15", "pld", "none"}, optional — default: the tightest.
+
+    Returns
+    -------
+    Result with ``epsilon``, ``bound``, ``kind``, ``valid_for`` and every ``candidates``.
+    """
+    d = v.probability("delta", delta)
+    rounds = _check_common(rounds, composition)
+    return _ask(proto, d, rounds, bound, composition, "epsilon")
+
+
+def delta(proto, epsilon, rounds=1, *, bound=None, composition=None) -> Result:
+    """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP."""
+    e = v.real("epsilon", epsilon, lo=0.0)
+    rounds = _check_common(rounds, composition)
+    return _ask(proto, e, rounds, bound, composition, "delta")
+
+
+def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
+    """RDP curve of ``rounds`` rounds at ``orders`` (each > 1).
+
+    With a named bound: that bound's curve. Without: the pointwise minimum over the
+    default upper bounds that have an RDP view; ``details['bound_per_order']`` says which.
+    """
+    proto = _check_proto(proto)
+    lam = v.orders("orders", orders)
+    rounds = v.integer("rounds", rounds, lo=1)
+    if bound is not None:
+        b = _named(proto, bound)
+        if not b.has_rdp:
+            raise NotApplicableError(f"bound {bound!r} has no RDP view")
+        top = b.max_order(proto)
+        if np.any(np.ceil(lam) > top):
+            raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
+                                     f"got {lam.max():g}")
+        vals = rounds * b.rdp_curve(proto, lam)
+        return RdpCurve(lam, vals, b.id, b.kind if b.kind != "lower" or True else b.kind,
+                        b.valid_for(proto), rounds)
+    ok, _ = applicable(proto)
+    ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
+    if not ups:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}")
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    for b in ups:
+        top = b.max_order(proto)
+        mask = np.ceil(lam) <= top
+        if not np.any(mask):
+            continue
+        vals = np.full(lam.shape, math.inf)
+        vals[mask] = b.rdp_curve(proto, lam[mask])
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = b.id
+    return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
+                    "any eps0-LDP randomizer" if proto.eps0 is not None else ups[0].valid_for(proto),
+                    rounds, {"bound_per_order": list(who)})

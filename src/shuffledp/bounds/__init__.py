@@ -1,0 +1,10 @@
+"""Every bound, one module each; importing this package fills the registry.
+
+``shuffledp.bounds.get(id)`` returns a bound, ``all_bounds()`` lists them in the order the
+accountant tries them.
+"""
+
+from .base import Bound, Outcome, all_bounds, get, ids, register
+from . import trivial, girgis  # noqa: F401  (registration side effects)
+
+__all__ = ["Bound", "Outcome", "all_bounds", "get", "ids", "register"]

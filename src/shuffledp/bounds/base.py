@@ -1,0 +1,228 @@
+"""The contract every bound obeys, and the registry the accountant loops over.
+
+A bound is a small object with an id, a kind and a reference. It answers "do I apply to
+this protocol, and if not, why?" (``check``) and offers one or more *views*:
+
+* an RDP view: ``rdp(proto, orders)`` — per-round values at integer orders ≥ 2;
+* a single-round (ε, δ) view: ``delta_one(proto, eps)`` and ``epsilon_one(proto, delta)``.
+
+From those views the base class answers the accountant's questions for T rounds through
+every composition route it supports (``epsilon`` / ``delta``). Subclasses add routes
+(KOV15, PLD, a bound's own composition) by overriding ``extra_routes_*``.
+
+Kinds (spec/README.md "Contract"): ``upper`` is a guarantee, rounded up; ``lower`` is what
+some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
+curve is not a lower bound on ε(δ) — it is labelled ``estimate`` ("the best any RDP analysis
+could do").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .. import rdp as _rdp
+from ..errors import NotApplicableError
+from ..numerics import bisect_certified, round_up
+
+__all__ = ["Bound", "Outcome", "register", "get", "all_bounds", "ids"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One route's answer inside one bound."""
+
+    value: float
+    kind: str
+    composition: str
+    details: dict = field(default_factory=dict)
+
+
+class Bound:
+    """Base class; see the module docstring."""
+
+    id: ClassVar[str] = ""
+    kind: ClassVar[str] = "upper"
+    #: False for bounds that may never be the accountant's answer ([R]/[U] tags, estimates).
+    default: ClassVar[bool] = True
+    title: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    has_rdp: ClassVar[bool] = False
+    has_dp: ClassVar[bool] = False
+
+    # ----- applicability -------------------------------------------------------------
+    def check(self, proto) -> str | None:
+        """None if the bound applies to ``proto``, otherwise a short reason."""
+        raise NotImplementedError
+
+    def valid_for(self, proto) -> str:
+        """The class of randomizers (and datasets) the result is valid for."""
+        raise NotImplementedError
+
+    # ----- views ---------------------------------------------------------------------
+    def rdp(self, proto, orders: np.ndarray) -> np.ndarray:
+        """Per-round RDP at integer orders ≥ 2 (upper bounds already rounded up)."""
+        raise NotImplementedError(f"bound {self.id!r} has no RDP view")
+
+    def max_order(self, proto) -> int:
+        """Largest order the RDP view accepts for this protocol."""
+        return _rdp.DEFAULT_MAX_ORDER
+
+    def delta_one(self, proto, eps: float) -> float:
+        """Single-round δ at ε."""
+        raise NotImplementedError(f"bound {self.id!r} has no (epsilon, delta) view")
+
+    def eps_hi(self, proto) -> float:
+        """An ε at which the single-round δ is known to be 0 (bracket for root finding)."""
+        return float(proto.eps0)
+
+    def epsilon_one(self, proto, delta: float) -> float:
+        """Single-round ε for a δ, at the certified end of a bisection on ``delta_one``.
+
+        Upper bounds: the smallest ε found with δ(ε) ≤ δ. Lower bounds: the largest ε found
+        with δ(ε) > δ (no mechanism containing the instance is (ε', δ)-DP for ε' below it).
+        """
+        hi = self.eps_hi(proto)
+        if self.kind == "lower":
+            if self.delta_one(proto, 0.0) <= delta:
+                return 0.0
+            return bisect_certified(lambda e: self.delta_one(proto, e) > delta, 0.0, hi,
+                                    want="largest", xtol=1e-12, rtol=1e-10)
+        if self.delta_one(proto, 0.0) <= delta:
+            return 0.0
+        return bisect_certified(lambda e: self.delta_one(proto, e) <= delta, 0.0, hi,
+                                want="smallest", xtol=1e-12, rtol=1e-10)
+
+    # ----- the accountant's questions ------------------------------------------------
+    def routes(self, rounds: int) -> list[str]:
+        """Composition routes this bound offers for ``rounds`` rounds."""
+        r = []
+        if self.has_dp and rounds == 1:
+            r.append("none")
+        # A converted lower RDP curve is only an estimate: skip it when an exact
+        # single-round lower bound is available.
+        if self.has_rdp and not (self.kind == "lower" and r):
+            r.append("rdp")
+        r.extend(self.extra_routes(rounds))
+        return r
+
+    def extra_routes(self, rounds: int) -> list[str]:
+        return []
+
+    def _rdp_kind(self) -> str:
+        return "upper" if self.kind == "upper" else "estimate"
+
+    def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
+        if route == "none":
+            return Outcome(self.epsilon_one(proto, delta), self.kind, "none")
+        if route == "rdp":
+            c = _rdp.search_epsilon(lambda o: self.rdp(proto, o), delta, rounds,
+                                    max_order=self.max_order(proto))
+            return Outcome(c.value, self._rdp_kind(), "rdp",
+                           {"order": c.order, "order_limit_hit": c.limit_hit,
+                            "max_order_evaluated": c.max_order})
+        raise NotImplementedError(route)
+
+    def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
+        if route == "none":
+            return Outcome(self.delta_one(proto, eps), self.kind, "none")
+        if route == "rdp":
+            c = _rdp.search_delta(lambda o: self.rdp(proto, o), eps, rounds,
+                                  max_order=self.max_order(proto))
+            return Outcome(c.value, self._rdp_kind(), "rdp",
+                           {"order": c.order, "order_limit_hit": c.limit_hit,
+                            "max_order_evaluated": c.max_order})
+        raise NotImplementedError(route)
+
+    def _pick(self, outcomes: list[Outcome]) -> Outcome:
+        """The tightest outcome of the bound's own kind; estimates only if nothing else."""
+        own = [o for o in outcomes if o.kind == self.kind]
+        pool = own or outcomes
+        if self.kind == "lower" and own:
+            best = max(pool, key=lambda o: o.value)
+        else:
+            best = min(pool, key=lambda o: o.value)
+        details = dict(best.details)
+        if len(outcomes) > 1:
+            details["routes"] = {o.composition: o.value for o in outcomes}
+        return Outcome(best.value, best.kind, best.composition, details)
+
+    def _run(self, fn, proto, x, rounds, composition):
+        routes = self.routes(rounds)
+        if composition is not None:
+            if composition not in routes:
+                raise NotApplicableError(
+                    f"bound {self.id!r} does not offer composition {composition!r} for "
+                    f"rounds={rounds}; it offers {routes or 'none'}")
+            routes = [composition]
+        if not routes:
+            raise NotApplicableError(f"bound {self.id!r} offers no route for rounds={rounds}")
+        outs = []
+        for r in routes:
+            o = fn(proto, x, rounds, r)
+            if not (isinstance(o.value, float) and not math.isnan(o.value)):
+                raise ArithmeticError(f"bound {self.id!r} route {r!r} produced {o.value!r}")
+            outs.append(o)
+        return self._pick(outs)
+
+    def epsilon(self, proto, delta: float, rounds: int = 1, composition: str | None = None) -> Outcome:
+        o = self._run(self.epsilon_route, proto, delta, rounds, composition)
+        if o.kind == "upper":
+            o = Outcome(float(round_up(o.value)), o.kind, o.composition, o.details)
+        return o
+
+    def delta(self, proto, eps: float, rounds: int = 1, composition: str | None = None) -> Outcome:
+        o = self._run(self.delta_route, proto, eps, rounds, composition)
+        if o.kind == "upper":
+            o = Outcome(min(1.0, float(round_up(o.value))), o.kind, o.composition, o.details)
+        return o
+
+    def rdp_curve(self, proto, orders: np.ndarray) -> np.ndarray:
+        """RDP at arbitrary real orders > 1 (integer orders exactly, others by convexity)."""
+        orders = np.asarray(orders, dtype=float)
+        ints = orders == np.round(orders)
+        out = np.empty(orders.shape)
+        if np.any(ints):
+            out[ints] = self.rdp(proto, orders[ints].astype(np.int64))
+        if np.any(~ints):
+            if self.kind != "upper":
+                raise NotApplicableError(
+                    f"bound {self.id!r} is a {self.kind} bound: the convexity chord between "
+                    "integer orders only interpolates upper bounds; ask for integer orders")
+            real = orders[~ints]
+            lo = np.maximum(np.floor(real), 2).astype(np.int64)
+            hi = np.maximum(np.ceil(real), 2).astype(np.int64)
+            grid = np.unique(np.concatenate([lo, hi]))
+            out[~ints] = _rdp.at_real_orders(grid, self.rdp(proto, grid), real)
+        return out
+
+
+_REGISTRY: dict[str, Bound] = {}
+
+
+def register(cls):
+    """Class decorator: add one instance of the bound to the registry."""
+    if not cls.id or cls.id in _REGISTRY:
+        raise RuntimeError(f"bound id {cls.id!r} is empty or registered twice")
+    if cls.kind not in ("upper", "lower", "estimate"):
+        raise RuntimeError(f"bound {cls.id!r} has kind {cls.kind!r}")
+    _REGISTRY[cls.id] = cls()
+    return cls
+
+
+def ids() -> list[str]:
+    return list(_REGISTRY)
+
+
+def all_bounds() -> list[Bound]:
+    return list(_REGISTRY.values())
+
+
+def get(bound_id: str) -> Bound:
+    try:
+        return _REGISTRY[bound_id]
+    except KeyError:
+        raise ValueError(f"bound must be one of {', '.join(_REGISTRY)}; got {bound_id!r}") from None

@@ -1,0 +1,203 @@
+"""Rényi-DP machinery shared by every bound with an RDP view (spec/accounting.md §1–3).
+
+* ``eps_from_rdp`` / ``delta_from_rdp``: RDP → (ε, δ) by Canonne–Kamath–Steinke 2020,
+  Prop. 12 (arXiv:2004.00010), with the KL shortcut δ ≤ sqrt(1 − e^{−ε_RDP}) that gives
+  ε = 0 for large δ.
+* ``at_real_orders``: the convexity chord of (λ − 1) ε(λ) (the privacy loss's cumulant
+  generating function) between evaluated integer orders; every point of a chord is a valid
+  upper bound.
+* ``search_epsilon`` / ``search_delta``: the conversion optimised over orders. Integer
+  orders 2…256 first, then geometric blocks that grow ×4 while the optimum sits at the top
+  of what has been evaluated, then every integer near the best order, then real orders on
+  the chord. The result says which order won and whether a limit stopped the search.
+
+An RDP function here is ``f(orders: int ndarray) -> ndarray`` giving the *per-round* upper
+bound; T adaptive rounds compose to ``T * f`` (Mironov 2017, Prop. 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import optimize
+
+__all__ = [
+    "RdpFunction",
+    "eps_from_rdp",
+    "delta_from_rdp",
+    "at_real_orders",
+    "Conversion",
+    "search_epsilon",
+    "search_delta",
+    "DEFAULT_MAX_ORDER",
+]
+
+RdpFunction = Callable[[np.ndarray], np.ndarray]
+
+#: Orders beyond this are not searched unless a bound asks for more. A single shuffled
+#: round at n = 1e9 wants orders in the 1e5 range; the cost is the bound's.
+DEFAULT_MAX_ORDER = 1_000_000
+
+_FIRST_BLOCK = 256
+_GROWTH = 4
+_GRID_RATIO = 1.01
+
+
+def eps_from_rdp(orders, values, delta: float) -> np.ndarray:
+    """ε(δ) at each order (CKS20 Prop. 12), clipped at 0; ``values`` are RDP at ``orders``.
+
+    ε = ε_RDP(λ) + log(1 − 1/λ) − (log δ + log λ)/(λ − 1); and ε = 0 wherever
+    δ² ≥ 1 − e^{−ε_RDP(λ)} (Pinsker/Bretagnolle–Huber through KL ≤ D_λ).
+    """
+    lam = np.asarray(orders, dtype=float)
+    r = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        eps = r + np.log1p(-1.0 / lam) - (math.log(delta) + np.log(lam)) / (lam - 1.0)
+        kl_zero = delta * delta + np.expm1(-r) >= 0.0
+    eps = np.where(kl_zero, 0.0, eps)
+    eps = np.where(np.isnan(eps), np.inf, eps)
+    return np.maximum(eps, 0.0)
+
+
+def delta_from_rdp(orders, values, eps: float) -> np.ndarray:
+    """δ(ε) at each order (CKS20 Prop. 12), capped by sqrt(1 − e^{−ε_RDP}) and by 1."""
+    lam = np.asarray(orders, dtype=float)
+    r = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        logd = (lam - 1.0) * (r - eps) + (lam - 1.0) * np.log1p(-1.0 / lam) - np.log(lam)
+        d = np.exp(np.minimum(logd, 0.0))
+        kl = np.sqrt(-np.expm1(-r))
+    d = np.minimum(d, kl)
+    d = np.where(np.isnan(d), 1.0, d)
+    return np.minimum(d, 1.0)
+
+
+def at_real_orders(int_orders, int_values, lam) -> np.ndarray:
+    """Upper bound at real orders from values at (sorted, distinct) integer orders.
+
+    (λ − 1) ε(λ) is convex, so on [l1, l2] it lies below its chord; orders in (1, 2) take
+    ε(2) (spec/accounting.md §2). Orders outside the evaluated range give +inf.
+    """
+    x = np.asarray(int_orders, dtype=float)
+    y = (x - 1.0) * np.asarray(int_values, dtype=float)
+    lam = np.atleast_1d(np.asarray(lam, dtype=float))
+    out = np.full(lam.shape, np.inf)
+    below2 = lam < 2.0
+    if np.any(below2) and x[0] == 2.0:
+        out[below2] = int_values[0]
+    inside = (lam >= x[0]) & (lam <= x[-1]) & ~below2
+    if np.any(inside):
+        li = lam[inside]
+        j = np.clip(np.searchsorted(x, li, side="right") - 1, 0, len(x) - 2) if len(x) > 1 else np.zeros(li.shape, int)
+        if len(x) == 1:
+            out[inside] = int_values[0]
+        else:
+            x1, x2 = x[j], x[j + 1]
+            w = (li - x1) / (x2 - x1)
+            f = (1.0 - w) * y[j] + w * y[j + 1]
+            out[inside] = f / (li - 1.0)
+            exact = li == x1
+            out[inside] = np.where(exact, np.asarray(int_values)[j], out[inside])
+    return out
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Result of an order search: the value, the order that achieved it, and flags."""
+
+    value: float          # ε (search_epsilon) or δ (search_delta)
+    order: float          # the (possibly real) order that achieved it
+    limit_hit: bool       # the optimum sat at the largest order the bound allows
+    max_order: int        # the largest order evaluated
+    orders_evaluated: int
+
+
+def _blocks(max_order: int):
+    """Integer orders in blocks: 2…256 in full, then geometric blocks growing ×4."""
+    hi = min(_FIRST_BLOCK, max_order)
+    yield np.arange(2, hi + 1, dtype=np.int64)
+    lo = hi
+    while lo < max_order:
+        hi = min(lo * _GROWTH, max_order)
+        n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(_GRID_RATIO))))
+        grid = np.unique(np.round(np.geomspace(lo + 1, hi, n_pts)).astype(np.int64))
+        yield grid
+        lo = hi
+
+
+def _search(rdp_fn: RdpFunction, score, max_order: int, minimise: bool = True) -> Conversion:
+    """Shared search: ``score(orders, rdp_values) -> objective`` (smaller is better)."""
+    orders = np.empty(0, dtype=np.int64)
+    values = np.empty(0)
+    limit_hit = False
+    for block in _blocks(max_order):
+        vals = np.asarray(rdp_fn(block), dtype=float)
+        orders = np.concatenate([orders, block])
+        values = np.concatenate([values, vals])
+        obj = score(orders, values)
+        best = int(np.argmin(obj))
+        # Extend only while the best order is in the top 5 % of the evaluated range and
+        # the objective is still finite there (an infinite tail cannot improve).
+        if orders[best] < 0.95 * orders[-1] or not np.isfinite(obj[best]):
+            break
+    else:
+        limit_hit = True
+    obj = score(orders, values)
+    best = int(np.argmin(obj))
+    if limit_hit and orders[best] < 0.95 * orders[-1]:
+        limit_hit = False
+    # Fill in every integer between the grid neighbours of the best order.
+    lo_o = orders[best - 1] if best > 0 else orders[best]
+    hi_o = orders[best + 1] if best + 1 < len(orders) else orders[best]
+    if hi_o - lo_o > 2:
+        fill = np.setdiff1d(np.arange(lo_o, hi_o + 1, dtype=np.int64), orders)
+        if fill.size:
+            orders = np.concatenate([orders, fill])
+            values = np.concatenate([values, np.asarray(rdp_fn(fill), dtype=float)])
+            idx = np.argsort(orders)
+            orders, values = orders[idx], values[idx]
+            obj = score(orders, values)
+            best = int(np.argmin(obj))
+    best_val = float(obj[best])
+    best_order = float(orders[best])
+    # Real orders on the chord between the best order's neighbours.
+    if 0 < best < len(orders) - 1 and np.isfinite(best_val):
+        a, b = float(orders[best - 1]), float(orders[best + 1])
+
+        def f(lam):
+            r = at_real_orders(orders, values, lam)
+            return float(score(np.array([lam]), r)[0])
+
+        res = optimize.minimize_scalar(f, bounds=(a, b), method="bounded",
+                                       options={"xatol": 1e-6 * b})
+        if res.success and np.isfinite(res.fun) and res.fun < best_val:
+            best_val, best_order = float(f(res.x)), float(res.x)
+    return Conversion(best_val, best_order, limit_hit, int(orders[-1]), int(orders.size))
+
+
+def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
+                   max_order: int = DEFAULT_MAX_ORDER) -> Conversion:
+    """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP."""
+
+    def score(o, v):
+        return eps_from_rdp(o, rounds * v, delta)
+
+    return _search(rdp_fn, score, max_order)
+
+
+def search_delta(rdp_fn: RdpFunction, eps: float, rounds: int = 1,
+                 max_order: int = DEFAULT_MAX_ORDER) -> Conversion:
+    """Smallest δ over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
+
+    The search minimises log δ so that tiny δ values stay distinguishable.
+    """
+
+    def score(o, v):
+        with np.errstate(divide="ignore"):
+            return np.log(delta_from_rdp(o, rounds * v, eps))
+
+    c = _search(rdp_fn, score, max_order)
+    return Conversion(float(math.exp(c.value)), c.order, c.limit_hit, c.max_order, c.orders_evaluated)
