@@ -1,0 +1,119 @@
+"""Brute-force oracle: the exact shuffled output distribution for tiny n.
+
+For a finite randomizer R[x, y] and a concrete dataset, the shuffler's output is the
+histogram of the n reports; its law is the convolution of the users' categorical laws over
+count vectors. Everything is computed in mpmath at 50 digits from the matrix entries, so
+the oracle shares no code with the library (spec/validation.md "Oracles" 1).
+
+Reusable by every bound's tests:
+
+* ``shuffled(R, data)``          -> {counts: prob}
+* ``hockey(P, Q, eps)``          -> H_{e^eps}(P || Q)
+* ``renyi(P, Q, order)``         -> D_order(P || Q)  (integer or real order > 1)
+* ``product(P, Q)``              -> law of two independent rounds (for composition tests)
+* ``worst_delta(R, n, eps)``     -> max over all neighbouring datasets (victim = user 0)
+* ``worst_renyi(R, n, order)``   -> the same for Rényi divergence
+* ``neighbours(k, n)``           -> every (X0, X1) pair differing in user 0, others as a multiset
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable
+
+import mpmath as mp
+
+mp.mp.dps = 50
+
+
+def _matrix(R) -> list[list]:
+    rows = [[mp.mpf(repr(float(v))) for v in row] for row in R]
+    for row in rows:
+        s = mp.fsum(row)
+        for j in range(len(row)):
+            row[j] = row[j] / s
+    return rows
+
+
+def shuffled(R, data: Iterable[int]) -> dict:
+    """Exact law of the histogram of reports when user i holds data[i]."""
+    M = _matrix(R)
+    B = len(M[0])
+    dist = {tuple([0] * B): mp.mpf(1)}
+    for x in data:
+        row = M[x]
+        nxt: dict = {}
+        for counts, pr in dist.items():
+            for y in range(B):
+                if row[y] == 0:
+                    continue
+                c = list(counts)
+                c[y] += 1
+                c = tuple(c)
+                nxt[c] = nxt.get(c, mp.mpf(0)) + pr * row[y]
+        dist = nxt
+    return dist
+
+
+def hockey(P: dict, Q: dict, eps) -> mp.mpf:
+    e = mp.e ** mp.mpf(eps)
+    total = mp.mpf(0)
+    for k, p in P.items():
+        d = p - e * Q.get(k, mp.mpf(0))
+        if d > 0:
+            total += d
+    return total
+
+
+def renyi(P: dict, Q: dict, order) -> mp.mpf:
+    lam = mp.mpf(order)
+    total = mp.mpf(0)
+    for k, p in P.items():
+        if p == 0:
+            continue
+        q = Q.get(k, mp.mpf(0))
+        if q == 0:
+            return mp.inf
+        total += p ** lam * q ** (1 - lam)
+    return mp.log(total) / (lam - 1)
+
+
+def product(P: dict, Q: dict) -> dict:
+    return {(a, b): pa * qb for a, pa in P.items() for b, qb in Q.items()}
+
+
+def neighbours(k: int, n: int):
+    """Every neighbouring pair with the victim first; the others as a sorted multiset."""
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        for x0 in range(k):
+            for x1 in range(k):
+                if x0 != x1:
+                    yield (x0,) + others, (x1,) + others
+
+
+def worst_delta(R, n: int, eps) -> tuple:
+    """(max δ over all neighbouring datasets, the pair achieving it)."""
+    k = len(R)
+    best, arg = mp.mpf(0), None
+    for X0, X1 in neighbours(k, n):
+        d = hockey(shuffled(R, X0), shuffled(R, X1), eps)
+        if d > best:
+            best, arg = d, (X0, X1)
+    return best, arg
+
+
+def worst_renyi(R, n: int, order) -> tuple:
+    k = len(R)
+    best, arg = mp.mpf(0), None
+    for X0, X1 in neighbours(k, n):
+        d = renyi(shuffled(R, X0), shuffled(R, X1), order)
+        if d > best:
+            best, arg = d, (X0, X1)
+    return best, arg
+
+
+def rr_matrix(eps0: float, k: int) -> list[list[float]]:
+    """k-ary randomized response, written out independently of the library."""
+    import math
+    e = math.exp(eps0)
+    return [[e / (e + k - 1) if i == j else 1.0 / (e + k - 1) for j in range(k)] for i in range(k)]
