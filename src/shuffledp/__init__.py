@@ -11,13 +11,13 @@ from .protocols import CheckIn, Shuffle, WithoutReplacement
 from .errors import NotApplicableError
 from .results import Candidate, RdpCurve, Result
 from .accountant import delta, epsilon, rdp
-from . import bounds
+from . import bounds, calibrate
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LDP", "RandomizedResponse", "Randomizer", "Gaussian",
     "Shuffle", "CheckIn", "WithoutReplacement",
-    "epsilon", "delta", "rdp", "bounds",
+    "epsilon", "delta", "rdp", "bounds", "calibrate",
     "Result", "Candidate", "RdpCurve", "NotApplicableError",
 ]

@@ -59,12 +59,15 @@ def _named(proto, bound_id):
     return b
 
 
-def _ask(proto, x, rounds, bound, composition, question):
+def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
     proto = _check_proto(proto)
     if bound is not None:
         bounds, skipped = [_named(proto, bound)], []
     else:
         bounds, skipped = applicable(proto)
+    if upper_only:
+        # Calibration needs only the candidates that can be the answer.
+        bounds = [b for b in bounds if b.kind == "upper" and b.default]
     cands = []
     for b in bounds:
         if composition is not None and composition not in b.routes(rounds):

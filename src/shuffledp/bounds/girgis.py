@@ -275,6 +275,9 @@ class GirgisUB1(_GirgisBase):
 class GirgisUB2(_GirgisBase):
     id = "girgis-ub2"
     kind = "upper"
+    # Tagged [R] in spec/girgis.md §2: listed, never the default answer (it is never
+    # tighter than UB1 on the tested range anyway).
+    default = False
     title = "Girgis et al. Upper Bound 2 (Theorem 3.3) [R]"
     reference = _GirgisBase.reference + ", Theorem 3.3 (reconstructed; spec/girgis.md §2)"
 

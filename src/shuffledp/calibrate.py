@@ -1,0 +1,260 @@
+"""Calibration: the inverse questions users actually ask (spec/accounting.md §6).
+
+* ``eps0``   — the largest ε0 (any LDP randomizer, or k-RR with ``k=``) meeting a target;
+* ``sigma``  — the smallest Gaussian σ meeting a target;
+* ``rounds`` — the largest number of rounds T;
+* ``users``  — the smallest number of users n.
+
+Every bound is monotone in these parameters, so each is bracket-and-bisect on the
+accountant's certified upper bound. The returned parameter is always on the certified
+side: the accountant's ε at it is ≤ the target (the bisection keeps the end where that
+was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import _validate as v
+from .accountant import _ask
+from .errors import NotApplicableError
+from .mechanisms import Gaussian, LDP, RandomizedResponse
+from .protocols import Shuffle
+
+__all__ = ["Calibration", "eps0", "sigma", "rounds", "users"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibrated parameter with the guarantee that certifies it."""
+
+    parameter: str         # "eps0", "sigma", "rounds" or "users"
+    value: float
+    epsilon: float         # the certified ε at ``value`` (≤ target)
+    target: float
+    delta: float
+    rounds: int
+    bound: str             # the bound that achieved it
+    runner_up: str | None  # the next-best upper bound and its ε
+    runner_up_epsilon: float | None
+    protocol: Shuffle
+
+    def to_dict(self) -> dict:
+        return {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
+                "target": self.target, "delta": self.delta, "rounds": self.rounds,
+                "bound": self.bound, "runner_up": self.runner_up,
+                "runner_up_epsilon": self.runner_up_epsilon,
+                "protocol": self.protocol.describe()}
+
+    def __str__(self) -> str:
+        s = (f"{self.parameter} = {self.value:.8g}  ->  epsilon = {self.epsilon:.6g} <= target "
+             f"{self.target:g} at delta = {self.delta:g}, rounds = {self.rounds}\n"
+             f"certified by '{self.bound}' ({self.protocol.describe()})")
+        if self.runner_up:
+            s += f"\nrunner-up: '{self.runner_up}' gives epsilon = {self.runner_up_epsilon:.6g}"
+        return s
+
+
+def _best(proto, delta, T):
+    return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
+
+
+def _finish(param, value, proto, target, delta, T):
+    r = _best(proto, delta, T)
+    ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
+                 key=lambda c: c.epsilon)
+    ru = ups[1] if len(ups) > 1 else None
+    return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
+                       ru.bound if ru else None, ru.epsilon if ru else None, proto)
+
+
+def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):
+    """Bisection on a monotone predicate; keeps the end where ``ok`` was evaluated True."""
+    for _ in range(max_iter):
+        if hi - lo <= rel * max(abs(lo), abs(hi)):
+            break
+        mid = math.sqrt(lo * hi) if lo > 0 and hi / lo > 4 else 0.5 * (lo + hi)
+        if ok(mid):
+            if want == "largest":
+                lo = mid
+            else:
+                hi = mid
+        else:
+            if want == "largest":
+                hi = mid
+            else:
+                lo = mid
+    return lo if want == "largest" else hi
+
+
+def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
+    """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
+
+    ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
+    randomized response (which unlocks the stronger clone bound).
+    """
+    n = v.integer("n", n, lo=1)
+    target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    d = v.probability("delta", delta)
+    T = v.integer("rounds", rounds, lo=1)
+    tol = v.real("tol", tol, lo=1e-12, hi=0.1)
+
+    def proto(e0):
+        return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n)
+
+    def eps_at(e0):
+        return _best(proto(e0), d, T).epsilon
+
+    # ε(ε0) ≥ 0 and the trivial bound gives ε ≤ T·ε0, so ε0 = target/T always works.
+    lo = target / T
+    if eps_at(lo) > target:   # cannot happen with a correct trivial bound; stay safe
+        lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
+    hi = max(2 * lo, 1e-3)
+    while eps_at(hi) <= target:
+        lo, hi = hi, hi * 2
+        if hi > 700:
+            return _finish("eps0", lo, proto(lo), target, d, T)
+    val = _calibrate_loop(eps_at, target, lo, hi, "largest", tol)
+    return _finish("eps0", val, proto(val), target, d, T)
+
+
+def _calibrate_loop(eps_at, target, lo, hi, want, tol):
+    """Bisect until the certified end's ε is within ``tol`` relative of the target."""
+    good = lo if want == "largest" else hi
+    for _ in range(200):
+        e_good = eps_at(good)
+        if e_good >= target * (1 - tol) or hi - lo <= 1e-13 * max(abs(hi), 1.0):
+            break
+        mid = 0.5 * (lo + hi)
+        if eps_at(mid) <= target:
+            if want == "largest":
+                lo = good = mid
+            else:
+                hi = good = mid
+        else:
+            if want == "largest":
+                hi = mid
+            else:
+                lo = mid
+    return good
+
+
+def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
+    """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``."""
+    n = v.integer("n", n, lo=1)
+    target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    d = v.probability("delta", delta)
+    T = v.integer("rounds", rounds, lo=1)
+
+    def proto(s):
+        return Shuffle(Gaussian(s), n, sampling=sampling)
+
+    def eps_at(s):
+        return _best(proto(s), d, T).epsilon
+
+    hi = 1.0
+    while eps_at(hi) > target:
+        hi *= 2
+        if hi > 1e8:
+            raise NotApplicableError(f"no sigma up to 1e8 meets epsilon={target:g}")
+    lo = hi / 2
+    while lo > 1e-3 and eps_at(lo) <= target:
+        hi, lo = lo, lo / 2
+    val = _calibrate_loop(eps_at, target, lo, hi, "smallest", tol)
+    return _finish("sigma", val, proto(val), target, d, T)
+
+
+def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
+    """Largest number of rounds T for which ``proto`` meets (epsilon, delta)."""
+    if not isinstance(proto, Shuffle):
+        raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
+    target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    d = v.probability("delta", delta)
+
+    def ok(T):
+        return _best(proto, d, T).epsilon <= target
+
+    if not ok(1):
+        raise NotApplicableError(f"even one round exceeds epsilon={target:g}: "
+                                 f"{_best(proto, d, 1).epsilon:.6g}")
+    lo, hi = 1, 2
+    while ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_rounds:
+            return _finish("rounds", lo, proto, target, d, lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return _finish("rounds", lo, proto, target, d, lo)
+
+
+def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
+    """Smallest number of users n for which the shuffle of ``mechanism`` meets the target."""
+    target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    d = v.probability("delta", delta)
+    T = v.integer("rounds", rounds, lo=1)
+
+    def ok(n):
+        return _best(Shuffle(mechanism, n, sampling=sampling), d, T).epsilon <= target
+
+    if ok(1):
+        return _finish("users", 1, Shuffle(mechanism, 1, sampling=sampling), target, d, T)
+    lo, hi = 1, 2
+    while not ok(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_users:
+            raise NotApplicableError(f"no n up to {max_users:g} meets epsilon={target:g}")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return _finish("users", hi, Shuffle(mechanism, hi, sampling=sampling), target, d, T)
+
+
+def add_cli(sub, protocol_args, num, int_like):
+    """`shuffledp calibrate eps0|sigma|rounds|users ...`"""
+    import json
+
+    from .cli import mechanism_from_spec, protocol_from_args
+
+    p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)")
+    p.add_argument("what", choices=["eps0", "sigma", "rounds", "users"])
+    p.add_argument("--epsilon", type=num, required=True)
+    p.add_argument("--delta", type=num, required=True)
+    p.add_argument("--n", type=int_like, default=None, help="users per round (eps0, sigma, rounds)")
+    p.add_argument("--eps0", type=num, default=None, help="local eps0 (rounds, users)")
+    p.add_argument("--k", type=int_like, default=None, help="eps0: calibrate k-ary randomized response")
+    p.add_argument("--sigma", type=num, default=None, help="rounds/users with a Gaussian")
+    p.add_argument("--mechanism", default="ldp", help="rounds/users: ldp, rr:K, gaussian:SIGMA")
+    p.add_argument("--checkin", type=num, default=None, metavar="RATE")
+    p.add_argument("--sample-size", type=int_like, default=None, metavar="M")
+    p.add_argument("--rounds", type=int_like, default=1)
+    p.add_argument("--json", action="store_true")
+
+    def run(a):
+        from .protocols import CheckIn, WithoutReplacement
+        sampling = (CheckIn(a.checkin) if a.checkin is not None else
+                    WithoutReplacement(a.sample_size) if a.sample_size is not None else None)
+        if a.what in ("eps0", "sigma", "rounds") and a.n is None:
+            raise ValueError(f"--n is required for calibrate {a.what}")
+        if a.what == "eps0":
+            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k)
+        elif a.what == "sigma":
+            c = sigma(a.n, a.epsilon, a.delta, a.rounds, sampling=sampling)
+        else:
+            spec = f"gaussian:{a.sigma}" if a.sigma is not None else a.mechanism
+            mech = mechanism_from_spec(spec, a.eps0)
+            if a.what == "rounds":
+                c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)
+            else:
+                c = users(mech, a.epsilon, a.delta, a.rounds, sampling=sampling)
+        print(json.dumps(c.to_dict()) if a.json else str(c))
+        return 0
+
+    p.set_defaults(func=run)
