@@ -1,0 +1,53 @@
+"""Calibration round-trips: the parameter is on the certified side and tight (1e-4)."""
+
+import pytest
+
+import shuffledp as sd
+
+
+def test_eps0_round_trip():
+    c = sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, rounds=10)
+    r = sd.epsilon(sd.Shuffle(sd.LDP(c.value), 10_000), delta=1e-6, rounds=10)
+    assert r.epsilon <= 1.0
+    assert r.epsilon >= 1.0 * (1 - 1e-4)
+    assert c.epsilon == pytest.approx(r.epsilon, rel=1e-12)
+    # a slightly larger eps0 misses the target: the answer is the largest that meets it
+    r2 = sd.epsilon(sd.Shuffle(sd.LDP(c.value * (1 + 1e-3)), 10_000), delta=1e-6, rounds=10)
+    assert r2.epsilon > 1.0
+
+
+def test_eps0_for_krr_is_at_least_the_general_one():
+    general = sd.calibrate.eps0(n=10_000, epsilon=0.5, delta=1e-6)
+    krr = sd.calibrate.eps0(n=10_000, epsilon=0.5, delta=1e-6, k=3)
+    assert krr.value >= general.value * (1 - 1e-6)
+
+
+def test_rounds_is_largest():
+    proto = sd.Shuffle(sd.LDP(1.0), 10_000)
+    c = sd.calibrate.rounds(proto, epsilon=1.0, delta=1e-6)
+    T = int(c.value)
+    assert sd.epsilon(proto, 1e-6, T).epsilon <= 1.0
+    assert sd.epsilon(proto, 1e-6, T + 1).epsilon > 1.0
+
+
+def test_users_is_smallest():
+    c = sd.calibrate.users(sd.LDP(2.0), epsilon=0.5, delta=1e-6)
+    n = int(c.value)
+    assert sd.epsilon(sd.Shuffle(sd.LDP(2.0), n), 1e-6).epsilon <= 0.5
+    assert sd.epsilon(sd.Shuffle(sd.LDP(2.0), n - 1), 1e-6).epsilon > 0.5
+
+
+def test_calibration_reports_bound_and_runner_up():
+    c = sd.calibrate.eps0(n=100_000, epsilon=0.5, delta=1e-6)
+    assert c.bound and c.runner_up and c.runner_up_epsilon >= c.epsilon
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(n=0, epsilon=1, delta=1e-6), "n"),
+    (dict(n=100, epsilon=-1, delta=1e-6), "epsilon"),
+    (dict(n=100, epsilon=1, delta=2), "delta"),
+    (dict(n=100, epsilon=1, delta=1e-6, rounds=0), "rounds"),
+])
+def test_bad_input(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        sd.calibrate.eps0(**kwargs)
