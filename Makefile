@@ -2,9 +2,9 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+comma  := ,
 EXTRAS ?= dev,plots,sweep,pld
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
-comma  := ,
 
 .PHONY: run test install bench clean
 
