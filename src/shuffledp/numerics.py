@@ -307,25 +307,36 @@ def log1pmx(x):
     return out
 
 
-def pow_minus_tangent(x, a):
+def pow_minus_tangent(x, a, log1px=None):
     """(1 + x)^a − 1 − a·x, the non-negative part of E[(1+X)^a] when E[X] = 0.
 
     Non-negative for a ≥ 1 and a ≤ 0 (convexity). Computed as
     expm1mx(a·log1p(x)) + a·log1pmx(x): for a ≤ 0 both parts are non-negative; for a > 1
     the second is negative but the cancellation costs at most a factor a/(a − 1).
+    ``log1px``: log(1 + x) when the caller knows it more accurately than ``log1p(x)``
+    (x near −1, where 1 + x has lost its relative precision in ``x``).
     """
     x = np.asarray(x, dtype=float)
-    return np.maximum(expm1mx(a * np.log1p(x)) + a * log1pmx(x), 0.0)
+    lx = np.log1p(x) if log1px is None else np.asarray(log1px, dtype=float)
+    lmx = log1pmx(x)
+    if log1px is not None:
+        far = np.abs(x) >= 0.1
+        lmx = np.where(far, lx - x, lmx)
+    return np.maximum(expm1mx(a * lx) + a * lmx, 0.0)
 
 
-def log_pow_minus_tangent(x, a):
-    """log((1 + x)^a − 1 − a·x), finite even where (1 + x)^a overflows (−inf where 0)."""
+def log_pow_minus_tangent(x, a, log1px=None):
+    """log((1 + x)^a − 1 − a·x), finite even where (1 + x)^a overflows (−inf where 0).
+
+    ``log1px`` as in ``pow_minus_tangent``.
+    """
     x = np.asarray(x, dtype=float)
-    y = a * np.log1p(x)
+    lx = np.log1p(x) if log1px is None else np.asarray(log1px, dtype=float)
+    y = a * lx
     out = np.empty(x.shape)
     big = y > 50.0
     with np.errstate(divide="ignore"):
-        out[~big] = np.log(pow_minus_tangent(x[~big], a))
+        out[~big] = np.log(pow_minus_tangent(x[~big], a, lx[~big]))
     # For |x| < 1e-30 the value a(a−1)x²/2 (relative error O(|a x|)) underflows in the
     # linear domain; take its log directly so that log space stays finite.
     tiny = (np.abs(x) < 1e-30) & (x != 0.0) & ~big
