@@ -144,11 +144,12 @@ def simplified(eps0: float, n: int, orders) -> np.ndarray:
 
 
 def _lower_sums(eps0: float, n: int, a: np.ndarray, reverse: bool) -> np.ndarray:
-    """E_{m~Bin(n,q)}[r(m)^a] − 1 for each exponent in ``a``, r(m) = 1 + c(m − nq).
+    """log(E_{m~Bin(n,q)}[r(m)^a] − 1) for each exponent in ``a``, r(m) = 1 + c(m − nq).
 
     Summed as Σ pmf(m)·((1 + x)^a − 1 − a·x) ≥ 0 with x = c(m − nq): E[x] = 0 exactly, so
-    the "−1" form is exact and keeps relative precision when the answer is 1e−7. One
-    window serves all exponents; it is widened until the log-integrand at both edges is
+    the "−1" form is exact and keeps relative precision when the answer is 1e−7. Returned
+    as a log so that large orders do not overflow (E[r^a] can exceed 1e308). One window
+    serves all exponents; it is widened (doubling) until the log-integrand at both edges is
     50 nats below its peak for every exponent (truncation only lowers a lower bound).
     """
     q = float(special.expit(-eps0))
@@ -156,37 +157,56 @@ def _lower_sums(eps0: float, n: int, a: np.ndarray, reverse: bool) -> np.ndarray
     c = 2.0 * math.sinh(eps0) / n          # (e^{2ε0} − 1)/(n e^ε0)
     mean = n * q
     sd = math.sqrt(n * p * q)
+
+    def log_integrand(lo, hi):
+        m = np.arange(lo, hi + 1, dtype=float)
+        lpmf = binom_logpmf(m, n, q, p)
+        x = c * (m - mean)
+        # log r(m) from r = c·m + e^−ε0 (no cancellation) where r is small: 1 + x has
+        # lost its relative precision there, and the reverse direction raises r to
+        # 1 − λ (at ε0 = 20, λ = 4096 the value came out above ε0).
+        with np.errstate(divide="ignore"):
+            lr = np.where(x < -0.5, np.log(c * m + math.exp(-eps0)), np.log1p(x))
+        return np.stack([lpmf + log_pow_minus_tangent(x, ai, lr) for ai in a])
+
     amax = float(np.max(np.abs(a)))
     if n <= 20_000:
         lo, hi = 0, n
     else:
-        half = 15.0 * sd + amax * c * sd * sd * math.exp(eps0) + 20.0
+        # Tilting Bin(n, q) by r^a moves its peak by about a·c·npq = a·tanh(ε0/2) ≤ |a|.
+        half = 15.0 * sd + amax * c * sd * sd + 20.0
         lo = max(0, int(math.floor(mean - half)))
         hi = min(n, int(math.ceil(mean + half)))
     while True:
-        m = np.arange(lo, hi + 1, dtype=float)
-        lpmf = binom_logpmf(m, n, q, p)
-        x = c * (m - mean)
-        lg = np.stack([lpmf + log_pow_minus_tangent(x, ai) for ai in a])
+        lg = log_integrand(lo, hi)
         top = lg.max(axis=1)
         ok_lo = lo == 0 or bool(np.all(lg[:, 0] < top - 50))
         ok_hi = hi == n or bool(np.all(lg[:, -1] < top - 50))
         if ok_lo and ok_hi:
             break
         width = hi - lo
-        lo = 0 if not ok_lo else lo
-        hi = n if not ok_hi else hi
-        lo, hi = (max(0, lo - width) if not ok_lo else lo), (min(n, hi + width) if not ok_hi else hi)
+        if not ok_lo:
+            lo = max(0, lo - width)
+        if not ok_hi:
+            hi = min(n, hi + width)
     if reverse and lo > 0:
-        # The reverse integrand can have a second bump at m = 0, where r is smallest.
-        l0 = binom_logpmf(np.array([0.0]), n, q, p)[0] + np.array(
-            [log_pow_minus_tangent(np.array([-c * mean]), ai)[0] for ai in a])
+        # The reverse integrand can have a second bump at m = 0, where r is smallest. Add
+        # a window [0, b] grown (doubling) until its right edge is 50 nats below the peak;
+        # capped, since dropping non-negative terms only lowers a lower bound.
+        l0 = log_integrand(0, 0)[:, 0]
         if np.any(l0 > top - 50):
-            m = np.arange(0, n + 1, dtype=float)
-            lpmf = binom_logpmf(m, n, q, p)
-            x = c * (m - mean)
-            lg = np.stack([lpmf + log_pow_minus_tangent(x, ai) for ai in a])
-    return np.exp(logsumexp(lg, axis=1))
+            b = min(lo - 1, 64)
+            while True:
+                lgb = log_integrand(0, b)
+                peak = np.maximum(top, lgb.max(axis=1))
+                if b >= lo - 1 or b >= _MAX_BUMP or np.all(lgb[:, -1] < peak - 50):
+                    break
+                b = min(lo - 1, 2 * b)
+            lg = np.concatenate([lgb, lg], axis=1)
+    return logsumexp(lg, axis=1)
+
+
+_MAX_BUMP = 1 << 20
 
 
 def lower(eps0: float, n: int, orders, direction: str = "max") -> np.ndarray:
@@ -203,11 +223,11 @@ def lower(eps0: float, n: int, orders, direction: str = "max") -> np.ndarray:
     if direction in ("forward", "max"):
         f = np.concatenate([_lower_sums(eps0, n, lam[i:i + chunk], False)
                             for i in range(0, lam.size, chunk)])
-        vals.append(np.log1p(f) / (lam - 1.0))
+        vals.append(_log1p_exp(f) / (lam - 1.0))
     if direction in ("reverse", "max"):
         r = np.concatenate([_lower_sums(eps0, n, 1.0 - lam[i:i + chunk], True)
                             for i in range(0, lam.size, chunk)])
-        vals.append(np.log1p(r) / (lam - 1.0))
+        vals.append(_log1p_exp(r) / (lam - 1.0))
     return np.max(np.stack(vals), axis=0)
 
 

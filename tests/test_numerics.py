@@ -1,0 +1,220 @@
+"""The numerics layer against 50-digit mpmath references computed in the test itself.
+
+Every expected value is produced here from its definition with mpmath; nothing is taken
+from the library's own output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+from shuffledp import numerics as nm
+
+mp.mp.dps = 50
+
+
+def mp_binom_logpmf(k, n, p, q):
+    """log C(n, k) + k log p + (n − k) log q at 50 digits (p, q taken as given)."""
+    k, n = mp.mpf(int(k)), mp.mpf(int(n))
+    p, q = mp.mpf(p), mp.mpf(q)
+    return (mp.loggamma(n + 1) - mp.loggamma(k + 1) - mp.loggamma(n - k + 1)
+            + k * mp.log(p) + (n - k) * mp.log(q))
+
+
+# (p, q) pairs with q = 1 − p exactly in binary (Sterbenz: 1 − p is exact for p ≥ 1/2),
+# so the reference and the library see the same distribution.
+_PAIRS = []
+for _big in (0.5, 0.6, 0.9, float(1 / (1 + math.exp(-2.0)))):   # the last: α at ε0 = 2
+    _small = 1.0 - _big
+    assert mp.mpf(_small) + mp.mpf(_big) == 1
+    _PAIRS += [(_big, _small), (_small, _big)]
+
+
+@pytest.mark.parametrize("n", [10, 1_000, 1_000_000, 1_000_000_000])
+@pytest.mark.parametrize("p,q", _PAIRS)
+def test_binom_logpmf_near_mode_matches_mpmath(n, p, q):
+    sd = math.sqrt(n * p * q)
+    mode = math.floor((n + 1) * p)
+    ks = sorted({min(n, max(0, int(mode + d * sd) + j))
+                 for d in (-3, -1, 0, 1, 3) for j in (-1, 0, 1)})
+    ours = nm.binom_logpmf(np.array(ks, dtype=float), n, p, q)
+    for k, v in zip(ks, ours):
+        ref = mp_binom_logpmf(k, n, p, q)
+        # |Δ log pmf| ≤ 1e-14  ⇔  pmf relative error ≤ 1e-14.
+        assert abs(v - float(ref)) <= 1e-14, (n, p, k, v, ref)
+
+
+@pytest.mark.parametrize("n", [10, 1_000, 1_000_000, 1_000_000_000])
+def test_binom_logpmf_far_tails_matches_mpmath(n):
+    p, q = 0.6, 1.0 - 0.6
+    sd = math.sqrt(n * p * q)
+    ks = {0, n, 1, n - 1} | {min(n, max(0, int(n * p + d * sd))) for d in (-40, -20, 20, 40)}
+    ks = sorted(ks)
+    ours = nm.binom_logpmf(np.array(ks, dtype=float), n, p, q)
+    for k, v in zip(ks, ours):
+        ref = float(mp_binom_logpmf(k, n, p, q))
+        # Looser in the tails: relative 1e-13 of the log-pmf (plus 1e-13 absolute).
+        assert abs(v - ref) <= 1e-13 * abs(ref) + 1e-13, (n, k, v, ref)
+
+
+def test_binom_logpmf_beats_lgamma_route_at_1e6():
+    """Why the module exists: scipy's log-gamma route cancels at n = 1e6.
+
+    We only assert our own accuracy (and that we are no worse than scipy); scipy's error
+    is recorded in the assertion message for the record (~1e-10 on this machine).
+    """
+    n, p, q = 1_000_000, 0.6, 1.0 - 0.6
+    sd = math.sqrt(n * p * q)
+    ks = np.array([int(n * p + d * sd) for d in np.linspace(-3, 3, 25)], dtype=float)
+    ref = np.array([float(mp_binom_logpmf(k, n, p, q)) for k in ks])
+    ours = np.max(np.abs(nm.binom_logpmf(ks, n, p, q) - ref))
+    theirs = np.max(np.abs(stats.binom.logpmf(ks, n, p) - ref))
+    assert ours <= 1e-14, (ours, theirs)
+    assert ours <= max(theirs, 1e-15), (ours, theirs)
+
+
+def test_binom_logpmf_edges_and_support():
+    # k = n with a tiny success probability: n log p (used to raise "math domain error"
+    # because the edge took log1p(-q) with q = 1.0).
+    v = nm.binom_logpmf(np.array([0.0, 5.0, 6.0, -1.0]), 5, 1e-200, 1.0)
+    assert v[0] == 0.0 or abs(v[0]) <= 1e-190                  # 5 log1p(−1e−200)
+    assert v[1] == pytest.approx(5 * math.log(1e-200), rel=1e-15)
+    assert v[2] == -math.inf and v[3] == -math.inf
+    # k = n when q is known more accurately than 1 − p: n log1p(−q).
+    v = nm.binom_logpmf(np.array([10.0]), 10, 1.0 - 1e-20, 1e-20)
+    assert v[0] == pytest.approx(-1e-19, rel=1e-12)            # 10·log1p(−1e−20)
+    # Degenerate p.
+    assert list(nm.binom_logpmf(np.array([0.0, 1.0]), 3, 0.0)) == [0.0, -math.inf]
+    assert list(nm.binom_logpmf(np.array([3.0, 1.0]), 3, 1.0, 0.0)) == [0.0, -math.inf]
+
+
+def test_stirlerr_and_bd0_match_mpmath():
+    for n in list(range(1, 32)) + [100, 12345, 10**6, 10**9]:
+        ref = (mp.loggamma(n + 1) - (n + mp.mpf(1) / 2) * mp.log(n) + n
+               - mp.log(mp.sqrt(2 * mp.pi)))
+        assert float(nm.stirlerr(np.array([float(n)]))[0]) == pytest.approx(float(ref), rel=1e-14, abs=1e-300)
+    for x, m in [(10.0, 10.5), (1000.0, 999.0), (6e8, 6e8 + 3.7), (5.0, 50.0), (1e6, 1.0)]:
+        ref = mp.mpf(x) * mp.log(mp.mpf(x) / mp.mpf(m)) + mp.mpf(m) - mp.mpf(x)
+        assert float(nm.bd0(x, m)) == pytest.approx(float(ref), rel=1e-13)
+
+
+# ----- divergences ------------------------------------------------------------------------
+
+def _random_pmf(rng, size, zeros):
+    w = rng.random(size) ** 3
+    if zeros:
+        w[rng.choice(size, zeros, replace=False)] = 0.0
+    return w / w.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hockey_stick_and_renyi_match_direct_sums(seed):
+    rng = np.random.default_rng(seed)
+    size = 12
+    P = _random_pmf(rng, size, zeros=seed % 3)
+    Q = _random_pmf(rng, size, zeros=0)
+    with np.errstate(divide="ignore"):
+        lp, lq = np.log(P), np.log(Q)
+    Pm = [mp.mpf(float(x)) for x in P]
+    Qm = [mp.mpf(float(x)) for x in Q]
+    for eps in (0.0, 0.1, 1.0, 3.0):
+        ref = mp.fsum(max(a - mp.e ** eps * b, 0) for a, b in zip(Pm, Qm))
+        assert nm.hockey_stick(lp, lq, eps) == pytest.approx(float(ref), rel=1e-13, abs=1e-300)
+    for lam in (2, 3, 7.5, 16):
+        ref = mp.fsum(a ** lam * b ** (1 - lam) for a, b in zip(Pm, Qm) if a > 0) - mp.fsum(Pm)
+        assert nm.renyi_minus_one(lp, lq, lam) == pytest.approx(float(ref), rel=1e-11)
+
+
+def test_renyi_minus_one_keeps_relative_precision_and_detects_support():
+    # P and Q differ by 1e-9: the answer is ~1e-18, far below double-precision "1 + x".
+    Q = np.array([0.5, 0.5])
+    P = np.array([0.5 + 1e-9, 0.5 - 1e-9])
+    ref = mp.fsum(mp.mpf(float(a)) ** 2 / mp.mpf(float(b)) for a, b in zip(P, Q)) - 1
+    assert nm.renyi_minus_one(np.log(P), np.log(Q), 2) == pytest.approx(float(ref), rel=1e-6)
+    # P > 0 where Q = 0: infinite divergence.
+    assert nm.renyi_minus_one(np.log([0.5, 0.5]), np.array([0.0, -np.inf]), 2) == math.inf
+    # Hockey stick where Q = 0: all of P's mass there counts.
+    assert nm.hockey_stick(np.log([0.25, 0.75]), np.array([0.0, -np.inf]), 1.0) == pytest.approx(0.75)
+
+
+# ----- bisection --------------------------------------------------------------------------
+
+@given(t=st.floats(0.001, 0.999), xtol=st.sampled_from([1e-12, 1e-8, 1e-4]))
+@settings(max_examples=60, deadline=None)
+def test_bisect_certified_returns_certified_end(t, xtol):
+    calls = []
+
+    def ok_small(x):
+        calls.append(x)
+        return x >= t
+
+    x = nm.bisect_certified(ok_small, 0.0, 1.0, want="smallest", xtol=xtol, rtol=0)
+    assert ok_small(x) and x - t <= 2 * xtol
+    x = nm.bisect_certified(lambda x: x <= t, 0.0, 1.0, want="largest", xtol=xtol, rtol=0)
+    assert x <= t and t - x <= 2 * xtol
+
+
+def test_bisect_certified_refuses_an_uncertified_bracket():
+    # want="smallest" needs ok(hi); want="largest" needs ok(lo). Returning the bracket end
+    # anyway would hand back a point where the predicate is False.
+    with pytest.raises(ArithmeticError, match="hi"):
+        nm.bisect_certified(lambda x: x >= 2.0, 0.0, 1.0, want="smallest")
+    with pytest.raises(ArithmeticError, match="lo"):
+        nm.bisect_certified(lambda x: x <= -1.0, 0.0, 1.0, want="largest")
+    with pytest.raises(ValueError, match="want"):
+        nm.bisect_certified(lambda x: True, 0.0, 1.0, want="middle")
+
+
+# ----- cancellation-free helpers ----------------------------------------------------------
+
+_ARGS = [1e-300, -1e-300, 1e-20, -1e-12, 1e-8, 3e-5, -0.05, 0.0999, -0.0999, 0.1, 0.5, -0.7,
+         2.0, 30.0]
+
+
+@pytest.mark.parametrize("y", _ARGS)
+def test_expm1mx_and_log1pmx_match_mpmath(y):
+    ym = mp.mpf(y)
+    ref = mp.expm1(ym) - ym if abs(y) > 1e-30 else ym * ym / 2   # mp.expm1 is exact-ish; guard underflow
+    assert float(nm.expm1mx(np.array([y]))[0]) == pytest.approx(float(ref), rel=2e-15, abs=1e-320)
+    ref = mp.log1p(ym) - ym
+    assert float(nm.log1pmx(np.array([y]))[0]) == pytest.approx(float(ref), rel=2e-15, abs=1e-320)
+
+
+@pytest.mark.parametrize("x", [1e-200, -1e-12, 1e-6, -0.03, 0.08, 0.3, -0.9, 4.0])
+@pytest.mark.parametrize("a", [2.0, 3.0, 16.0, 64.0, 7.5, -1.0, -15.0, -63.0])
+def test_pow_minus_tangent_matches_mpmath(x, a):
+    with mp.workdps(700):   # (1 + 1e−200)^a − 1 − a·1e−200 needs ~450 digits
+        xm, am = mp.mpf(x), mp.mpf(a)
+        ref = (1 + xm) ** am - 1 - am * xm
+        lref = mp.log(ref) if ref > 0 else -mp.inf
+    got = float(nm.pow_minus_tangent(np.array([x]), a)[0])
+    lgot = float(nm.log_pow_minus_tangent(np.array([x]), a)[0])
+    # The log form stays finite even where the value underflows doubles.
+    assert lgot == pytest.approx(float(lref), rel=1e-14, abs=1e-14)
+    if float(ref) < 1e-300:   # underflows in double precision
+        assert 0.0 <= got <= 1e-290
+        return
+    # The a > 1 evaluation cancels by at most a/(a − 1): allow 1e-14 relative.
+    assert got == pytest.approx(float(ref), rel=1e-14)
+
+
+def test_log_pow_minus_tangent_beyond_overflow():
+    # (1 + x)^a overflows doubles; the log stays finite and accurate.
+    for x, a in [(4.0, 1000.0), (-0.99, -500.0), (1.0, 3000.0)]:
+        xm, am = mp.mpf(x), mp.mpf(a)
+        ref = mp.log((1 + xm) ** am - 1 - am * xm)
+        assert float(nm.log_pow_minus_tangent(np.array([x]), a)[0]) == pytest.approx(float(ref), rel=1e-14)
+
+
+def test_round_up_never_lowers():
+    for x in (0.0, 1e-300, 8.4206e-4, 1.0, 1e300):
+        assert nm.round_up(x) >= x
+    arr = np.array([1e-10, 2.0])
+    assert np.all(nm.round_up(arr) >= arr)
+    assert nm.round_up(1.0) == 1.0 + nm.REL_SLACK
