@@ -148,7 +148,7 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
             raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
                                      f"got {lam.max():g}")
         vals = rounds * b.rdp_curve(proto, lam)
-        return RdpCurve(lam, vals, b.id, b.kind if b.kind != "lower" or True else b.kind,
+        return RdpCurve(lam, vals, b.id, b.kind,
                         b.valid_for(proto), rounds)
     ok, _ = applicable(proto)
     ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
