@@ -70,7 +70,8 @@ from scipy import special
 
 from . import _validate as v
 from .errors import NotApplicableError
-from .numerics import binom_logpmf, binom_tail_mass, binom_window, bisect_certified, round_up
+from .numerics import (binom_logpmf, binom_tail_mass, binom_window, bisect_certified,
+                       log_binom_coef, round_up)
 
 __all__ = [
     "kov15_hockey",
@@ -96,20 +97,33 @@ _WINDOW_SDS = 40.0   # binomial mass outside the window is < e^-800: the tail te
 
 def _hockey_rr(eps1: float, k: int, eps: float) -> float:
     """H_k(eps): hockey-stick of the k-fold binary-RR(eps1) product pair, rounded up."""
-    if eps1 <= 0.0 or eps >= k * eps1:
+    if eps1 <= 0.0 or eps > k * eps1 * (1.0 + 1e-14):
         return 0.0
     # Live terms: (k - 2j) eps1 > eps, i.e. j < (k - eps/eps1)/2; the mask below is exact.
-    jmax = min(k, int(math.floor((k - eps / eps1) / 2.0)) + 1)
+    jmax = min(k, int(math.floor((k - eps / eps1) / 2.0)) + 2)
     p = float(special.expit(-eps1))     # prob of a "flip" (the Q-favoured outcome)
     q = float(special.expit(eps1))
     wlo, whi = binom_window(k, p, sds=_WINDOW_SDS, extra=40)
     lo, hi = min(wlo, jmax), min(whi, jmax)
     j = np.arange(lo, hi + 1, dtype=float)
-    gap = (k - 2.0 * j) * eps1 - eps          # > 0 where the term is live
+    # Term j is live when (k − 2j) eps1 > eps. The floating-point gap can be off by a few
+    # ulps (3*0.3 vs 0.8999999999999999): widen it by that much, so that a term that is
+    # live in exact arithmetic is never dropped and none is made smaller.
+    top = (k - 2.0 * j) * eps1
+    gap = top - eps + 8.0 * np.spacing(np.abs(top) + abs(eps))
     live = gap > 0
     total = 0.0
     if np.any(live):
-        lw = binom_logpmf(j[live], k, p, q)
+        jl = j[live]
+        if q < 1.0:
+            lw = binom_logpmf(jl, k, p, q)
+        else:
+            # eps1 > ~37: q rounds to 1 (Loader's form needs log(1 − q)); weights directly,
+            # log p = −eps1 − log1p(e^−eps1), log q = −log1p(e^−eps1), with a relative
+            # allowance for the log-gamma error at large k.
+            l1 = math.log1p(math.exp(-eps1))
+            lw = log_binom_coef(k, jl) - jl * (eps1 + l1) - (k - jl) * l1
+            lw = lw + 1e-15 * (k * math.log(k + 1.0) + jl * eps1 + 1.0)
         total = float(np.sum(np.exp(lw) * -np.expm1(-gap[live])))
     # Live terms outside the window weigh at most their binomial mass.
     if wlo > 0 or whi < jmax:
@@ -424,9 +438,15 @@ def compose_delta(delta_round: Callable[[float], float], rounds: int, epsilon: f
     hi_x = math.log(eps_max)
     grid = np.linspace(lo_x, hi_x, 31)
     results = []
+    # The optimal statement is piecewise smooth in ε1 with kinks where (k − 2i) ε1 = ε
+    # (a term of H switches on); its minima sit on those kinks, so try them explicitly.
+    ms = set(range(k, max(0, k - 40), -2))
+    ms.update(int(m) for m in np.unique(np.geomspace(1, k, 24).astype(int)))
+    kinks = [eps / m for m in sorted(ms) if 0 < eps / m < eps_max]
     for name, fn in (("kov15-optimal", opt_val), ("kov15-closed", closed_val)):
         pts = [(fn(float(math.exp(x))), float(x)) for x in grid]
         pts.append((fn(eps_max), hi_x))
+        pts.extend((fn(e), math.log(e)) for e in kinks)
         best_val, best_x = min(pts)
         how = "grid"
         chosen = math.exp(best_x) if best_x != hi_x else eps_max
@@ -485,10 +505,12 @@ def _check_pair(logp, logq, extra_delta):
         raise ValueError(f"logp and logq must be non-empty arrays of equal length; got "
                          f"lengths {lp.size} and {lq.size}")
     for name, a in (("logp", lp), ("logq", lq)):
-        if np.any(np.isnan(a)) or np.any(a > 1e-9):
-            raise ValueError(f"{name} must hold log-probabilities in [-inf, 0]; got values "
-                             f"in [{np.nanmin(a):g}, {np.nanmax(a):g}] (NaN present: "
-                             f"{bool(np.any(np.isnan(a)))})")
+        if np.any(np.isnan(a)):
+            raise ValueError(f"{name} must hold log-probabilities in [-inf, 0]; got NaN at "
+                             f"index {int(np.flatnonzero(np.isnan(a))[0])}")
+        if np.any(a > 1e-9):
+            raise ValueError(f"{name} must hold log-probabilities in [-inf, 0]; got "
+                             f"{float(np.max(a))!r}")
         s = float(np.sum(np.exp(a)))
         if s > 1.0 + 1e-9:
             raise ValueError(f"{name} must sum (in probability) to at most 1; got {s!r}")
