@@ -278,8 +278,10 @@ def test_pld_composition_dominates_exact_product(T):
         assert got >= exact
         assert got <= float(both_ways(PT, QT, eps - T * d)) + 1e-10
     got, _ = comp.pld_epsilon(lp, lq, T, 1e-2, discretization=d)
-    exact = exact_eps(PT, QT, 1e-2)
-    assert exact <= got <= exact + T * d + 1e-9
+    assert both_ways(PT, QT, got) <= 1e-2
+    if T <= 3:      # the mpmath bisection over 4^T outcomes is slow beyond that
+        exact = exact_eps(PT, QT, 1e-2)
+        assert exact <= got <= exact + T * d + 1e-9
 
 
 @needs_pld

@@ -549,12 +549,28 @@ def _rounded(la, lb, d, extra):
     return {int(k): float(p) for k, p in zip(keys, probs)}, min(1.0, inf_mass)
 
 
+_MAX_BINS = 2 ** 20
+
+
 def _default_discretization(lp, lq, rounds):
-    # Bias ≤ rounds·d in ε; keep it ≤ 1e-3 while the single-round grid stays ≤ 2e6 bins.
-    fin = np.isfinite(lp) & np.isfinite(lq)
-    span = float(np.ptp(np.maximum(lp[fin] - lq[fin], _LOSS_FLOOR))) if np.any(fin) else 1.0
-    d = min(1e-4, 1e-3 / rounds)
-    return max(d, span / 2e6, 1e-7)
+    """Grid step: accurate (bias ≤ rounds·d ≤ 1e-3 where affordable), ≤ ~4e6 bins.
+
+    The composed PLD's support after dp_accounting's tail truncation is about the single
+    round's span plus ±13 standard deviations of the T-fold loss; the step is the larger
+    of the accuracy target and that width over ``_MAX_BINS`` (~1e6 bins keeps one route
+    to about a second; pass ``discretization`` for more accuracy).
+    """
+    fin = np.isfinite(lp) & np.isfinite(lq) & (lp > -np.inf)
+    if not np.any(fin):
+        return 1e-4
+    loss = np.maximum(lp[fin] - lq[fin], _LOSS_FLOOR)
+    w = np.exp(lp[fin])
+    tot = float(np.sum(w))
+    mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
+    var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
+    span = float(np.ptp(loss)) + 1e-12
+    width = span + (26.0 * math.sqrt(rounds * var) if rounds > 1 else 0.0)
+    return max(min(1e-4, 1e-3 / rounds), width / _MAX_BINS, 1e-9)
 
 
 def _build(lp, lq, rounds, extra, discretization):
@@ -605,9 +621,9 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
                 discretization: float | None = None) -> tuple[float, dict]:
     """Certified ε at total δ for ``rounds`` rounds of the dominating pair (P, Q).
 
-    See ``pld_delta``. The δ handed to the PLD is δ − ``PLD_ABS_SLACK``; the ε is then
-    certified by re-evaluating δ there and stepping up until it holds. inf when the
-    infinite-loss mass alone exceeds δ. Returns (ε, details).
+    See ``pld_delta``. The ε is the certified end of a bisection on the discretised PLD's
+    δ(ε) + ``PLD_ABS_SLACK`` ≤ δ; inf when the infinite-loss mass alone exceeds δ.
+    Returns (ε, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
@@ -619,18 +635,69 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
     if target <= 0.0:
         det["reason"] = f"delta={delta!r} is below the PLD's floating-point allowance"
         return math.inf, det
-    eps = float(pld.get_epsilon_for_delta(target))
-    if not math.isfinite(eps):
-        det["reason"] = "the infinite-loss mass exceeds delta"
+
+    # Certified bisection on the discretised PLD's δ(ε). dp_accounting's
+    # get_epsilon_for_delta walks the grid in a Python loop; instead the search runs on
+    # suffix sums of the composed pmfs (O(log N) per step) and the end it returns is
+    # re-checked with dp_accounting's own non-negative-term δ(ε).
+    fast = _fast_delta(pld)
+
+    def ok_exact(e):
+        return float(pld.get_delta_for_epsilon(e)) <= target
+
+    hi = max(1.0, rounds * _max_loss(lp, lq)) + rounds * d + 1.0
+    if ok_exact(0.0):
+        return 0.0, det
+    if not ok_exact(hi):
+        det["reason"] = "the infinite-loss mass (charged tails, Q = 0 atoms) exceeds delta"
         return math.inf, det
-    eps = max(eps, 0.0)
-    # Certify against the same discretised PLD (monotone in ε); step up if needed.
-    step = d
-    for _ in range(64):
-        if float(pld.get_delta_for_epsilon(eps)) + PLD_ABS_SLACK <= delta:
-            break
-        eps += step
+    ok = (lambda e: fast(e) <= target) if fast is not None else ok_exact
+    eps = bisect_certified(ok, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-10)
+    step = max(d * 1e-3, 1e-12)
+    while not ok_exact(eps):          # the suffix-sum form may cancel; step up until exact
+        eps = min(hi, eps + step)
         step *= 2.0
-    else:
-        return math.inf, det
     return float(round_up(eps)), det
+
+
+def _fast_delta(pld):
+    """δ(ε) of a composed dp_accounting PLD from suffix sums, or None if its internals differ.
+
+    δ(ε) = inf_mass + Σ_{L>ε} p (1 − e^{ε−L}) = inf_mass + S_p(ε) − e^ε S_{pe^{−L}}(ε);
+    used only to steer the bisection (the answer is re-checked exactly).
+    """
+    pmfs = []
+    for attr in ("_pmf_remove", "_pmf_add"):
+        pmf = getattr(pld, attr, None)
+        pmf = pmf.to_dense_pmf() if hasattr(pmf, "to_dense_pmf") else None
+        if pmf is None or not all(hasattr(pmf, a) for a in
+                                  ("_probs", "_lower_loss", "_discretization", "_infinity_mass")):
+            return None
+        probs = np.asarray(pmf._probs, dtype=float)
+        losses = (np.arange(probs.size) + pmf._lower_loss) * pmf._discretization
+        top = float(losses[-1]) if losses.size else 0.0
+        # suffix sums; p e^{-L} scaled by e^{top} to stay finite
+        s_p = np.cumsum(probs[::-1])[::-1]
+        if losses.size and top - float(losses[0]) > 700.0:
+            return None
+        s_q = np.cumsum((probs * np.exp(top - losses))[::-1])[::-1]
+        pmfs.append((losses, s_p, s_q, top, float(pmf._infinity_mass)))
+
+    def delta(e):
+        worst = 0.0
+        for losses, s_p, s_q, top, inf in pmfs:
+            i = int(np.searchsorted(losses, e, side="right"))
+            if i >= losses.size:
+                val = inf
+            else:
+                val = inf + s_p[i] - math.exp(e - top) * s_q[i]
+            worst = max(worst, val)
+        return worst
+    return delta
+
+
+def _max_loss(lp, lq):
+    fin = np.isfinite(lp) & np.isfinite(lq)
+    if not np.any(fin):
+        return 0.0
+    return float(max(np.max(lp[fin] - lq[fin]), np.max(lq[fin] - lp[fin])))
