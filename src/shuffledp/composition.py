@@ -179,10 +179,8 @@ def kov15_delta(eps_round: float, delta_round: float, rounds: int, epsilon: floa
 
 def _kov_epsilon(eps1: float, delta1: float, k: int, delta: float) -> float:
     # Need (1 - delta1)^k (1 - H) >= 1 - delta, i.e. H <= h_star.
-    log_slack = math.log1p(-delta) - k * math.log1p(-delta1)
-    if log_slack > 0.0:
+    if math.log1p(-delta) - k * math.log1p(-delta1) > 0.0:
         return math.inf                   # the rounds' own δ already exceeds the target
-    h_star = -math.expm1(log_slack)
 
     def ok(e):
         return _kov_delta(eps1, delta1, k, e) <= delta
@@ -195,7 +193,6 @@ def _kov_epsilon(eps1: float, delta1: float, k: int, delta: float) -> float:
         hi = hi * (1.0 + 1e-9) + 1e-12
         if not ok(hi):
             return math.inf
-    del h_star
     return bisect_certified(ok, 0.0, hi, want="smallest", xtol=1e-13, rtol=1e-11)
 
 
