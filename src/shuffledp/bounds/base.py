@@ -7,8 +7,23 @@ this protocol, and if not, why?" (``check``) and offers one or more *views*:
 * a single-round (ε, δ) view: ``delta_one(proto, eps)`` and ``epsilon_one(proto, delta)``.
 
 From those views the base class answers the accountant's questions for T rounds through
-every composition route it supports (``epsilon`` / ``delta``). Subclasses add routes
-(KOV15, PLD, a bound's own composition) by overriding ``extra_routes_*``.
+every composition route it supports (``epsilon`` / ``delta``):
+
+* ``"none"`` (T = 1, single-round (ε, δ) view), ``"rdp"`` (RDP view, composed order by
+  order then converted);
+* ``"kov15"`` — *upper* bounds with a single-round (ε, δ) view, T > 1: KOV15 optimal
+  homogeneous composition and its closed form, with the per-round / composition δ split
+  optimised (``composition.compose_epsilon`` / ``compose_delta``); both statements' values
+  and the split are in the details;
+* ``"pld"`` — *upper* bounds that define ``pld_atoms(proto) -> (logp, logq, tail_mass)``
+  (a finite dominating pair), when ``dp_accounting`` imports: PLD composition of the pair
+  (``composition.pld_epsilon`` / ``pld_delta``). Offered for T = 1 too (it then equals the
+  single round up to one grid step, on the safe side).
+
+Composition theorems give upper bounds only: lower and estimate bounds never get
+``"kov15"`` or ``"pld"``. Subclasses add routes of their own by overriding
+``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating
+the rest to ``super()``).
 
 Kinds (spec/README.md "Contract"): ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
@@ -24,6 +39,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .. import composition as _comp
 from .. import rdp as _rdp
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, round_up
@@ -106,11 +122,41 @@ class Bound:
         # single-round lower bound is available.
         if self.has_rdp and not (self.kind == "lower" and r):
             r.append("rdp")
-        r.extend(self.extra_routes(rounds))
+        if self.kind == "upper":
+            if self.has_dp and rounds > 1:
+                r.append("kov15")
+            if hasattr(self, "pld_atoms") and _comp.pld_unavailable_reason() is None:
+                r.append("pld")
+        r.extend(x for x in self.extra_routes(rounds) if x not in r)
         return r
 
     def extra_routes(self, rounds: int) -> list[str]:
         return []
+
+    def pure_epsilon(self, proto) -> float | None:
+        """The single-round ε at δ = 0 when finite (the output is pure DP), else None.
+
+        Default: ``eps_hi(proto)`` if ``delta_one`` is exactly 0 there. KOV15 then also
+        tries δ1 = 0 per round (its optimal homogeneous statement with pure-DP rounds).
+        """
+        if not self.has_dp:
+            return None
+        hi = self.eps_hi(proto)
+        if hi is None or not math.isfinite(hi):
+            return None
+        return float(hi) if self.delta_one(proto, float(hi)) == 0.0 else None
+
+    def _kov15_details(self, best, results) -> dict:
+        d = {"statement": best.statement, "eps_round": best.eps_round,
+             "delta_round": best.delta_round}
+        d.update({k: v for k, v in best.details.items() if k not in d})
+        d["statements"] = {r.statement: r.value for r in results}
+        d["splits"] = {r.statement: dict(r.details) for r in results}
+        return d
+
+    def _pld_pair(self, proto):
+        logp, logq, tail = self.pld_atoms(proto)
+        return logp, logq, float(tail)
 
     def _rdp_kind(self) -> str:
         return "upper" if self.kind == "upper" else "estimate"
@@ -124,6 +170,16 @@ class Bound:
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})
+        if route == "kov15":
+            best, results = _comp.compose_epsilon(lambda d: self.epsilon_one(proto, d),
+                                                  rounds, delta,
+                                                  pure_eps=self.pure_epsilon(proto))
+            return Outcome(float(best.value), "upper", "kov15",
+                           self._kov15_details(best, results))
+        if route == "pld":
+            logp, logq, tail = self._pld_pair(proto)
+            val, det = _comp.pld_epsilon(logp, logq, rounds, delta, extra_delta=tail)
+            return Outcome(float(val), "upper", "pld", det)
         raise NotImplementedError(route)
 
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
@@ -135,7 +191,23 @@ class Bound:
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})
+        if route == "kov15":
+            best, results = _comp.compose_delta(lambda e: self.delta_one(proto, e),
+                                                rounds, eps, eps_max=self._kov15_eps_max(proto))
+            return Outcome(float(best.value), "upper", "kov15",
+                           self._kov15_details(best, results))
+        if route == "pld":
+            logp, logq, tail = self._pld_pair(proto)
+            val, det = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)
+            return Outcome(float(val), "upper", "pld", det)
         raise NotImplementedError(route)
+
+    def _kov15_eps_max(self, proto) -> float:
+        hi = self.eps_hi(proto)
+        if hi is None or not math.isfinite(hi) or hi <= 0.0:
+            raise NotApplicableError(f"bound {self.id!r} has no finite single-round epsilon "
+                                     "bracket for KOV15 composition")
+        return float(hi)
 
     def _pick(self, outcomes: list[Outcome]) -> Outcome:
         """The tightest outcome of the bound's own kind; estimates only if nothing else."""
