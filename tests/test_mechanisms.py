@@ -29,18 +29,18 @@ def test_eps0_rejected(ctor, bad):
 
 
 def test_randomized_response_k():
-    _raises(lambda: sd.RandomizedResponse(1.0, k=1), "k", "[2, inf]", "1")
+    _raises(lambda: sd.RandomizedResponse(1.0, k=1), "k", "[2, inf)", "1")
     _raises(lambda: sd.RandomizedResponse(1.0, k=2.5), "k", "integer", "2.5")
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, math.nan, "10"])
 def test_n_rejected(bad):
-    _raises(lambda: sd.Shuffle(sd.LDP(1.0), n=bad), "n", "[1, inf]", repr(bad))
+    _raises(lambda: sd.Shuffle(sd.LDP(1.0), n=bad), "n", "[1, inf)", repr(bad))
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf])
 def test_sigma_rejected(bad):
-    _raises(lambda: sd.Gaussian(bad), "sigma", "(0, inf]", repr(bad))
+    _raises(lambda: sd.Gaussian(bad), "sigma", "(0, inf)", repr(bad))
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, math.nan])
@@ -50,7 +50,7 @@ def test_checkin_rate_rejected(bad):
 
 
 def test_without_replacement_size_rejected():
-    _raises(lambda: sd.WithoutReplacement(0), "size", "[1, inf]", "0")
+    _raises(lambda: sd.WithoutReplacement(0), "size", "[1, inf)", "0")
     _raises(lambda: sd.Shuffle(sd.Gaussian(1.0), n=10, sampling=sd.WithoutReplacement(11)),
             "sampling.size", "n=10", "11")
     _raises(lambda: sd.Shuffle(sd.LDP(1.0), n=10, sampling=0.5), "sampling", "CheckIn")
@@ -92,20 +92,20 @@ def test_delta_rejected(bad):
 
 @pytest.mark.parametrize("bad", [-0.1, math.nan, math.inf])
 def test_epsilon_rejected(bad):
-    _raises(lambda: sd.delta(P, bad), "epsilon", "[0, inf]", repr(bad))
+    _raises(lambda: sd.delta(P, bad), "epsilon", "[0, inf)", repr(bad))
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5])
 def test_rounds_rejected(bad):
     for fn in (lambda: sd.epsilon(P, 1e-6, rounds=bad), lambda: sd.delta(P, 0.5, rounds=bad),
                lambda: sd.rdp(P, [2], rounds=bad)):
-        _raises(fn, "rounds", "[1, inf]", repr(bad))
+        _raises(fn, "rounds", "[1, inf)", repr(bad))
 
 
 @pytest.mark.parametrize("bad", [1, 1.0, 0.5, -2, math.nan])
 def test_order_rejected(bad):
-    _raises(lambda: sd.rdp(P, [2, bad]), "orders[1]", "(1, inf]", repr(bad))
-    _raises(lambda: sd.rdp(P, bad, bound="girgis-ub1"), "orders", "(1, inf]")
+    _raises(lambda: sd.rdp(P, [2, bad]), "orders[1]", "(1, inf)", repr(bad))
+    _raises(lambda: sd.rdp(P, bad, bound="girgis-ub1"), "orders", "(1, inf)")
 
 
 def test_orders_container_and_protocol_and_bound_rejected():

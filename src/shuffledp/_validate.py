@@ -21,8 +21,8 @@ def _fail(name: str, rng: str, value) -> ValueError:
 def real(name: str, value, *, lo: float | None = None, hi: float | None = None,
          lo_open: bool = False, hi_open: bool = False, finite: bool = True) -> float:
     """A real number in a range; returns it as float."""
-    left = "(" if lo_open else "["
-    right = ")" if hi_open else "]"
+    left = "(" if (lo_open or lo is None) else "["
+    right = ")" if (hi_open or hi is None) else "]"
     rng = f"a real number in {left}{'-inf' if lo is None else _fmt(lo)}, " \
           f"{'inf' if hi is None else _fmt(hi)}{right}"
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
@@ -39,7 +39,8 @@ def real(name: str, value, *, lo: float | None = None, hi: float | None = None,
 
 def integer(name: str, value, *, lo: int | None = None, hi: int | None = None) -> int:
     """A whole number in [lo, hi]; floats with an integral value (1e6) are accepted."""
-    rng = f"an integer in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+    rng = (f"an integer in {'(-inf' if lo is None else f'[{lo}'}, "
+           f"{'inf)' if hi is None else f'{hi}]'}")
     if isinstance(value, bool):
         raise _fail(name, rng, value)
     if isinstance(value, (numbers.Integral, np.integer)):

@@ -66,7 +66,7 @@ def mechanism_from_spec(spec: str, eps0):
         try:
             k = int(arg) if arg else 2
         except ValueError:
-            raise ValueError(f"k must be an integer in [2, inf]; got {arg!r}") from None
+            raise ValueError(f"k must be an integer in [2, inf); got {arg!r}") from None
         return RandomizedResponse(eps0, k=k)
     raise ValueError(f"mechanism must be one of ldp, rr:K, gaussian:SIGMA, matrix:FILE; got {spec!r}")
 

@@ -115,25 +115,28 @@ class Conversion:
     orders_evaluated: int
 
 
-def _blocks(max_order: int):
-    """Integer orders in blocks: 2…256 in full, then geometric blocks growing ×4."""
-    hi = min(_FIRST_BLOCK, max_order)
+def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO):
+    """Integer orders in blocks: 2…first in full, then geometric blocks growing ×4."""
+    hi = min(first, max_order)
     yield np.arange(2, hi + 1, dtype=np.int64)
     lo = hi
     while lo < max_order:
         hi = min(lo * _GROWTH, max_order)
-        n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(_GRID_RATIO))))
+        n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(ratio))))
         grid = np.unique(np.round(np.geomspace(lo + 1, hi, n_pts)).astype(np.int64))
         yield grid
         lo = hi
 
 
-def _search(rdp_fn: RdpFunction, score, max_order: int, minimise: bool = True) -> Conversion:
+def _search(rdp_fn: RdpFunction, score, max_order: int, coarse: bool = False) -> Conversion:
     """Shared search: ``score(orders, rdp_values) -> objective`` (smaller is better)."""
     orders = np.empty(0, dtype=np.int64)
     values = np.empty(0)
     limit_hit = False
-    for block in _blocks(max_order):
+    # coarse: a sparser grid for curves whose conversion is only an estimate (lower-bound
+    # RDP curves); every evaluated order is still exact, the optimum just less refined.
+    blocks = _blocks(max_order, 32, 1.05) if coarse else _blocks(max_order)
+    for block in blocks:
         vals = np.asarray(rdp_fn(block), dtype=float)
         orders = np.concatenate([orders, block])
         values = np.concatenate([values, vals])
@@ -179,17 +182,17 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, minimise: bool = True) -
 
 
 def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
-                   max_order: int = DEFAULT_MAX_ORDER) -> Conversion:
+                   max_order: int = DEFAULT_MAX_ORDER, coarse: bool = False) -> Conversion:
     """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP."""
 
     def score(o, v):
         return eps_from_rdp(o, rounds * v, delta)
 
-    return _search(rdp_fn, score, max_order)
+    return _search(rdp_fn, score, max_order, coarse)
 
 
 def search_delta(rdp_fn: RdpFunction, eps: float, rounds: int = 1,
-                 max_order: int = DEFAULT_MAX_ORDER) -> Conversion:
+                 max_order: int = DEFAULT_MAX_ORDER, coarse: bool = False) -> Conversion:
     """Smallest δ over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
 
     The search minimises log δ so that tiny δ values stay distinguishable.
@@ -199,5 +202,5 @@ def search_delta(rdp_fn: RdpFunction, eps: float, rounds: int = 1,
         with np.errstate(divide="ignore"):
             return np.log(delta_from_rdp(o, rounds * v, eps))
 
-    c = _search(rdp_fn, score, max_order)
+    c = _search(rdp_fn, score, max_order, coarse)
     return Conversion(float(math.exp(c.value)), c.order, c.limit_hit, c.max_order, c.orders_evaluated)

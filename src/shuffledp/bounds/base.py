@@ -166,7 +166,8 @@ class Bound:
             return Outcome(self.epsilon_one(proto, delta), self.kind, "none")
         if route == "rdp":
             c = _rdp.search_epsilon(lambda o: self.rdp(proto, o), delta, rounds,
-                                    max_order=self.max_order(proto))
+                                    max_order=self.max_order(proto),
+                                    coarse=self.kind != "upper")
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})
@@ -187,7 +188,8 @@ class Bound:
             return Outcome(self.delta_one(proto, eps), self.kind, "none")
         if route == "rdp":
             c = _rdp.search_delta(lambda o: self.rdp(proto, o), eps, rounds,
-                                  max_order=self.max_order(proto))
+                                  max_order=self.max_order(proto),
+                                  coarse=self.kind != "upper")
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})

@@ -48,6 +48,11 @@ def _log1p_exp(logs):
                     logs + np.log1p(np.exp(-np.abs(logs))))
 
 
+def _log_expm1(x: float) -> float:
+    """log(e^x − 1) for x > 0 without overflow."""
+    return x + math.log1p(-math.exp(-x)) if x > 1.0 else math.log(math.expm1(x))
+
+
 def _log_sinh(x: float) -> float:
     return x + math.log1p(-math.exp(-2.0 * x)) - math.log(2.0)
 
@@ -64,17 +69,19 @@ def ub1(eps0: float, n: int, orders, floor_nbar: bool = True) -> np.ndarray:
     nb = nbar(eps0, n, floor_nbar)
     log_nb = math.log(nb)
     log_k = math.log(2.0) + 2.0 * _log_sinh(eps0) - log_nb
-    k = math.exp(log_k)
+    k = math.exp(min(log_k, 600.0))   # only for the cut-off; terms use log_k
     lmax = int(lam.max())
     g = special.gammaln(np.arange(lmax + 2, dtype=float) + 1.0)    # log j!
     half = special.gammaln(np.maximum(np.arange(lmax + 2, dtype=float), 1.0) / 2.0)  # log Γ(i/2)
     log_tail_event = eps0 * lam - (n - 1) / (8.0 * math.exp(eps0))
-    log_t2 = (g[lam] - g[2] - g[lam - 2] + 2.0 * math.log(math.expm1(eps0)) - log_nb - eps0)
+    log_t2 = (g[lam] - g[2] - g[lam - 2] + 2.0 * _log_expm1(eps0) - log_nb - eps0)
 
     # Last index J(λ) summed exactly: past i_half the ratio bound ρ_i ≤ 1/2, so 64 more
     # terms shrink them by 2^-64; the rest is charged as t_J ρ_J/(1 − ρ_J).
     lf = lam.astype(float)
     i_half = 4.0 * k * lf * lf / ((4.0 * k * lf + 1.0) + np.sqrt(8.0 * k * lf + 1.0))
+    if log_k > 600.0:   # every term matters: sum them all
+        i_half = lf
     last = np.minimum(lam, np.maximum(3, np.ceil(i_half).astype(np.int64)) + _EXTRA_TERMS)
     out = np.empty(lam.shape)
     order_idx = np.argsort(last)
@@ -96,7 +103,8 @@ def ub1(eps0: float, n: int, orders, floor_nbar: bool = True) -> np.ndarray:
             log_sum_i = np.where(has_i, log_sum_i, -np.inf)
             # Geometric tail beyond J where J < λ.
             jj = js.astype(float)
-            rho = (ls - jj) * np.sqrt(k / (2.0 * jj))
+            with np.errstate(divide="ignore"):
+                rho = np.exp(np.log(np.maximum(ls - jj, 0.0)) + 0.5 * (log_k - np.log(2.0 * jj)))
             cut = js < ls
             log_tj = (g[ls] - g[js] - g[ls - js] + np.log(jj) + half[js] + 0.5 * jj * log_k)
             with np.errstate(divide="ignore"):
@@ -118,7 +126,9 @@ def ub2(eps0: float, n: int, orders) -> np.ndarray:
     if eps0 == 0.0:
         return np.zeros(lam.shape)
     nb = nbar(eps0, n)
-    a = lam * lam * math.expm1(eps0) ** 2 / nb
+    # λ²(e^ε0 − 1)²/n̄ in log space: e^ε0 overflows its square for ε0 ≳ 355.
+    with np.errstate(over="ignore"):   # +inf is the (vacuous, valid) value there
+        a = np.exp(2.0 * np.log(lam) + 2.0 * _log_expm1(eps0) - math.log(nb))
     b = eps0 * lam - (n - 1) / (8.0 * math.exp(eps0))
     return round_up(np.logaddexp(a, b) / (lam - 1.0))
 
