@@ -398,7 +398,14 @@ def checkin_exact(n: int, gamma: float, sigma: float, orders, blocks: int = 32,
     half = sds * math.sqrt(n * gamma * (1.0 - gamma)) + sds
     lo = max(1, int(math.floor(mean - half)))
     hi = min(n, int(math.ceil(mean + half)))
-    edges = np.unique(np.round(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1)).astype(np.int64))
+    # Blocks of relative width ≤ max(1/blocks of the window, ~0.5 %) and absolute width ≥ 1:
+    # the bound's looseness (c_b/c_a)^j stays small at every c.
+    width_cap = max(1, (hi - lo + 1) // blocks)
+    edges = [lo]
+    while edges[-1] <= hi:
+        c = edges[-1]
+        edges.append(c + max(1, min(width_cap, int(c * 0.005))))
+    edges[-1] = hi + 1
     cs = np.arange(lo, hi + 1)
     lpmf = binom_logpmf(cs.astype(float), n, gamma)
     parts = []
@@ -407,16 +414,29 @@ def checkin_exact(n: int, gamma: float, sigma: float, orders, blocks: int = 32,
         lw = special.logsumexp(lpmf[ca - lo:cb - lo + 1])
         base = kernel(ca, sigma).log_em1(L)
         parts.append(lw + _mixture_block(cb / n, ca / n, base, lam))
+    # Tails, charged with Chernoff masses Pr[C ≤ c] ≤ exp(−n KL(c/n ‖ γ)) (no underflow to
+    # a wrong 0). Blocks grow by 25 % so that Σ_j C(λ,j) q_hi^j (1 − q_lo)^{λ−j} stays
+    # near 1; below lo/64 one block [1, ·) uses E_{1,j} = e^{j(j−1)/(2σ²)}.
     j = np.arange(L + 1, dtype=float)
-    if lo > 1:
-        lw = math.log(max(float(special.bdtr(lo - 1, n, gamma)) * (1 + 1e-9), 1e-300))
-        base1 = _log_expm1(j * (j - 1.0) / (2.0 * sigma * sigma))
-        base1[:2] = _NEG_INF
-        parts.append(lw + _mixture_block(min(1.0, (lo - 1) / n), 0.0, base1, lam))
-    if hi < n:
-        lw = math.log(max(float(special.bdtrc(hi, n, gamma)) * (1 + 1e-9), 1e-300))
-        base = kernel(hi, sigma).log_em1(L)
-        parts.append(lw + _mixture_block(1.0, hi / n, base, lam))
+    cb = lo - 1
+    floor_c = max(1, lo // 64)
+    while cb >= 1:
+        ca = max(floor_c, int(cb / 1.25)) if cb > floor_c else 1
+        lw = _log_binom_lower_tail(n, gamma, cb)
+        if ca > 1:
+            base = kernel(ca, sigma).log_em1(L)
+        else:
+            base = _log_expm1(j * (j - 1.0) / (2.0 * sigma * sigma))
+            base[:2] = _NEG_INF
+        parts.append(lw + _mixture_block(cb / n, ca / n, base, lam))
+        cb = ca - 1
+    ca = hi + 1
+    while ca <= n:
+        cb = min(n, int(math.ceil(ca * 1.25)))
+        lw = _log_binom_upper_tail(n, gamma, ca)
+        base = kernel(ca, sigma).log_em1(L)
+        parts.append(lw + _mixture_block(cb / n, ca / n, base, lam))
+        ca = cb + 1
     tot = np.logaddexp.reduce(np.stack(parts), axis=0)
     return _log1p_exp(tot) / (lam - 1.0)
 
@@ -435,3 +455,30 @@ def _mixture_block(q_hi: float, q_lo: float, base: np.ndarray, lam: np.ndarray) 
         pw = jj * lq + np.where(lf - jj > 0, (lf - jj) * l1q, 0.0)
         m = np.where(valid, lc + pw + base[None, :L + 1], _NEG_INF)
     return _lse_rows(m)
+
+
+def _kl_bern(a: float, b: float) -> float:
+    """KL(Bern(a) ‖ Bern(b))."""
+    t1 = a * math.log(a / b) if a > 0 else 0.0
+    t2 = (1 - a) * math.log((1 - a) / (1 - b)) if a < 1 else 0.0
+    return t1 + t2
+
+
+def _log_binom_lower_tail(n: int, p: float, c: int) -> float:
+    """log of an upper bound on Pr[Bin(n, p) ≤ c] (Chernoff–Hoeffding; 0 if c ≥ np)."""
+    exact = float(special.bdtr(c, n, p))
+    if exact > 1e-280:
+        return math.log(min(1.0, exact * (1.0 + 1e-9)))
+    if c >= n * p:
+        return 0.0
+    return -n * _kl_bern(c / n, p)
+
+
+def _log_binom_upper_tail(n: int, p: float, c: int) -> float:
+    """log of an upper bound on Pr[Bin(n, p) ≥ c]."""
+    exact = float(special.bdtrc(c - 1, n, p))
+    if exact > 1e-280:
+        return math.log(min(1.0, exact * (1.0 + 1e-9)))
+    if c <= n * p:
+        return 0.0
+    return -n * _kl_bern(c / n, p)
