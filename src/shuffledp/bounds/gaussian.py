@@ -123,7 +123,8 @@ class LiewHomogeneous(Bound):
     def max_order(self, proto):
         s = proto.sampling
         if isinstance(s, CheckIn) and s.rate < 1.0:
-            return CHECKIN_MAX_ORDER
+            # Slices with c < λ need the O(λ² log c) powering path: keep it cheap.
+            return CHECKIN_MAX_ORDER if 0.5 * proto.n * s.rate >= CHECKIN_MAX_ORDER else 256
         m = s.size if isinstance(s, WithoutReplacement) else proto.n
         return _base_max_order(m)
 
