@@ -100,3 +100,9 @@ def test_temporary_pair_module_is_above_the_clones_kernel():
     o = np.arange(2, 20)
     rt, rc = T.pair_rdp(pair_t, o), C.pair_rdp(pair_c, o)
     assert np.all(rt >= rc * (1 - 1e-12)) and np.all(rt <= rc * 1.05)
+
+
+def test_delta_question_is_consistent_with_epsilon():
+    p = sd.Shuffle(sd.Gaussian(9.48), 60000)
+    r = sd.delta(p, 0.0080)
+    assert r.bound == "trimmed-clone" and r.delta <= 1 / 60000

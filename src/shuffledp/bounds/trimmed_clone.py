@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import gaussian_rdp as G
 from .. import rdp as _rdp
-from .._clone_pair_tmp import ClonePair, pair_epsilon, pair_rdp   # TEMPORARY: see module
+from .._clone_pair_tmp import ClonePair, pair_delta, pair_epsilon, pair_rdp   # TEMPORARY: see module
 from ..numerics import round_up
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
@@ -134,8 +134,6 @@ class TrimmedClone(Bound):
     def valid_for(self, proto):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
-    def delta_one(self, proto, eps):       # pragma: no cover - epsilon questions only
-        raise NotImplementedError("trimmed-clone answers epsilon questions")
 
     def routes(self, rounds):
         return ["none"] if rounds == 1 else ["rdp"]
@@ -149,4 +147,18 @@ class TrimmedClone(Bound):
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
     def delta_route(self, proto, eps, rounds, route):
-        raise NotImplementedError("trimmed-clone answers epsilon questions only (delta: TODO)")
+        n, s = proto.n, proto.mechanism.sigma
+
+        def f(e0):
+            pair, c = trimmed_pair(n, s, e0)
+            if pair is None:
+                return 1.0
+            if rounds == 1:
+                return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
+            conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096)
+            return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
+
+        lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))
+        val, e0 = _golden(f, lo, hi, iters=12 if rounds == 1 else 8)
+        return Outcome(float(round_up(val)), "upper", "none" if rounds == 1 else "rdp",
+                       {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
