@@ -1,0 +1,164 @@
+r"""``trimmed-clone``: a valid amplified bound for the shuffle Gaussian (spec/gaussian.md §3a).
+
+Lemma [D]: if R is (ε0, δ0)-LDP, c = 1 − n·δ0 > 0 and ε0' = ε0 − log c, the generic clone
+pair (clones.md §1) with p = e^{−ε0}·c, a = e^{ε0'}/(1 + e^{ε0'}), b = 1 − a gives
+δ(ε) ≤ H_{e^ε}(P‖Q) + n·δ0 for one round and δ_T(ε) ≤ H(P^{⊗T}‖Q^{⊗T}) + 1 − c^T for T
+adaptive rounds. It needs only the randomizer's (ε0, δ0) curve — the Gaussian's is the
+exact analytic one (Balle & Wang 2018) — so it holds in any dimension.
+
+* one round: smallest ε with H_pair(ε) ≤ δ − n·δ0, minimised over ε0;
+* T rounds: the pair's RDP × T converted at δ − (1 − c^T), minimised over ε0. (ε, δ)
+  points are never composed.
+
+Any ε0 gives a valid bound, so the ε0 search only needs to be good, not exact.
+Sampling: the lemma is for a round in which all n users report; sampled protocols are
+refused (gaussian-unamplified still applies to them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import gaussian_rdp as G
+from .. import rdp as _rdp
+from .._clone_pair_tmp import ClonePair, pair_delta, pair_epsilon, pair_rdp   # TEMPORARY: see module
+from ..numerics import round_up
+from .base import Bound, Outcome, register
+from .gaussian import gaussian_reason
+
+__all__ = ["trimmed_pair", "trimmed_epsilon_one", "trimmed_epsilon_rounds"]
+
+
+def trimmed_pair(n: int, sigma: float, eps0: float):
+    """(pair, c) for the Gaussian at ε0, or (None, c) when c = 1 − nδ0 ≤ 0."""
+    d0 = G.gaussian_delta(sigma, eps0)
+    c = 1.0 - n * d0
+    if c <= 0:
+        return None, c
+    e0p = eps0 - math.log(c)
+    a = 1.0 / (1.0 + math.exp(-e0p))
+    return ClonePair(n, math.exp(-eps0) * c, a, 1.0 - a), c
+
+
+def _golden(f, lo, hi, iters=18):
+    """Golden-section minimisation of a (roughly unimodal) f; returns (f_min, x)."""
+    gr = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - gr * (hi - lo), lo + gr * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    best = min((f1, x1), (f2, x2))
+    for _ in range(iters):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - gr * (hi - lo)
+            f1 = f(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + gr * (hi - lo)
+            f2 = f(x2)
+        best = min(best, (f1, x1), (f2, x2))
+    return best
+
+
+def _eps0_range(n, sigma, budget):
+    """ε0 interval where n·δ0(ε0) < budget (lower end found by bisection)."""
+    hi = G.gaussian_eps_hi(sigma, budget / n * 1e-3)
+    lo = 0.0
+    if n * G.gaussian_delta(sigma, 0.0) >= budget:
+        lo = _rdp_bisect(lambda e: n * G.gaussian_delta(sigma, e) < budget, 0.0, hi)
+    return lo, hi
+
+
+def _rdp_bisect(ok, lo, hi):
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict]:
+    def f(e0):
+        pair, c = trimmed_pair(n, sigma, e0)
+        rest = delta - n * G.gaussian_delta(sigma, e0)
+        if pair is None or rest <= 0:
+            return math.inf
+        return pair_epsilon(pair, rest)
+
+    lo, hi = _eps0_range(n, sigma, delta)
+    val, e0 = _golden(f, lo, hi, iters=10)
+    return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
+
+
+def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> tuple[float, dict]:
+    def f(e0):
+        pair, c = trimmed_pair(n, sigma, e0)
+        if pair is None:
+            return math.inf
+        charge = -math.expm1(rounds * math.log(c))
+        rest = delta - charge * (1 + 1e-12)
+        if rest <= 0:
+            return math.inf
+        conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o), rest, rounds, max_order=4096)
+        return conv.value
+
+    lo, hi = _eps0_range(n * rounds, sigma, delta)
+    val, e0 = _golden(f, lo, hi, iters=8)
+    return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
+
+
+@register
+class TrimmedClone(Bound):
+    id = "trimmed-clone"
+    kind = "upper"
+    has_rdp = False
+    has_dp = True
+    title = "Trimmed-victim clone bound for (eps0, delta0)-LDP randomizers (Gaussian curve)"
+    reference = ("spec/gaussian.md §3a (derived in this project; FMT20 clone pair, "
+                 "Feldman–McMillan–Talwar arXiv:2012.12803, with the victim trimmed)")
+
+    def check(self, proto):
+        r = gaussian_reason(proto)
+        if r:
+            return r
+        if proto.sampling is not None:
+            return ("the trimmed-clone lemma is for a round in which all n users report; "
+                    "sampled protocols are not analysed (gaussian-unamplified applies)")
+        if proto.n < 2:
+            return "needs n >= 2 users (with n = 1 there is nothing to hide among)"
+        return None
+
+    def valid_for(self, proto):
+        return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
+
+
+    def routes(self, rounds):
+        return ["none"] if rounds == 1 else ["rdp"]
+
+    def epsilon_route(self, proto, delta, rounds, route):
+        s = proto.mechanism.sigma
+        if rounds == 1:
+            v, det = trimmed_epsilon_one(proto.n, s, delta)
+            return Outcome(float(round_up(v)), "upper", "none", det)
+        v, det = trimmed_epsilon_rounds(proto.n, s, delta, rounds)
+        return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
+
+    def delta_route(self, proto, eps, rounds, route):
+        n, s = proto.n, proto.mechanism.sigma
+
+        def f(e0):
+            pair, c = trimmed_pair(n, s, e0)
+            if pair is None:
+                return 1.0
+            if rounds == 1:
+                return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
+            conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096)
+            return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
+
+        lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))
+        val, e0 = _golden(f, lo, hi, iters=12 if rounds == 1 else 8)
+        return Outcome(float(round_up(val)), "upper", "none" if rounds == 1 else "rdp",
+                       {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})

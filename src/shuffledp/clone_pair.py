@@ -1,0 +1,679 @@
+r"""The one generic clone pair (spec/clones.md §1) and its exact divergences.
+
+Every clone-reduction bound in the product is a post-processing statement about one pair
+of distributions on N² (spec/clones.md §1):
+
+* n users; each of the other n − 1 is a 0-clone w.p. p/2, a 1-clone w.p. p/2 and
+  uninformative otherwise, so C ~ Bin(n − 1, p) clones and A | C ~ Bin(C, ½) 0-clones;
+* the victim is type 0 w.p. a, type 1 w.p. b, uninformative w.p. g = 1 − a − b under X0
+  (a and b swap under X1);
+* P = (A + 1[victim 0], C − A + 1[victim 1]); Q is the same under X1.
+
+Instances (constructors below): FMT20 (Feldman, McMillan, Talwar, "Hiding among the
+clones", arXiv:2012.12803, Thm 3.1 / Lemma 3.3 — valid for every adaptive ε0-LDP
+randomizer), FMT23 ("Stronger privacy amplification by shuffling", arXiv:2208.04591v3,
+Thm 3.1 with the errata: restricted class S(ε0), spec/clones.md §4), the
+randomizer-specific pair with p = p_R (spec §4), and the k-RR marginal pair with g > 0.
+
+**g > 0 is not a reduction** (spec §1 warning, brute force): the value of the g > 0 pair is
+a *lower* bound on one k-RR instance, never an upper bound. The kernels here compute it
+exactly, but only functions named ``*_lower`` accept it, and the upper-bound kernels
+(``pair_delta``, ``pair_epsilon``, ``pair_rdp``) refuse a pair with g > 0.
+
+Structure used (spec §1 "Structure that makes it fast"): swapping the coordinates maps P to
+Q (one direction suffices); conditioned on the slice S = C + 1 the pair is a mixture
+α·Bin(c, ½)(x − 1) + (1 − α)·Bin(c, ½)(x) against the swapped mixture, with a monotone
+likelihood ratio; every divergence of a slice is non-increasing in c, so the tails of C are
+charged rigorously with the value at the window edge (upper tail) or at c = 0 (lower tail).
+
+All kernels are private-style: the ``ClonePair`` constructor validates, the rest assume
+valid input (scipy.stats' "public validates, private computes").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .numerics import bd0, binom_logpmf, binom_window, round_up, stirlerr
+
+__all__ = [
+    "ClonePair",
+    "pair_delta",
+    "pair_delta_lower",
+    "pair_epsilon",
+    "pair_epsilon_lower",
+    "pair_rdp",
+    "pair_log_atoms",
+    "conditional_hockey",
+    "fmt20_pair",
+    "fmt23_pair",
+    "specific_pair",
+    "specific_p",
+    "krr_marginal_pair",
+    "in_stronger_class",
+]
+
+#: Slack on each slice's closed-form hockey-stick value, relative to the size of its two
+#: terms κ·Pr[A = m − 1] and (e^ε − 1)·Pr[A ≥ m]: covers the cancellation between them
+#: plus the ~1e-14 relative error of the pmf (Loader) and of scipy's incomplete beta.
+_TERM_SLACK = 1e-11
+#: Absolute slack per δ evaluation: underflowed terms (each < 1e-300) cannot add more.
+_ABS_SLACK = 1e-290
+#: Window of C in standard deviations for δ(ε) (spec §2): ±(12 sd + 12).
+_SDS, _EXTRA = 12.0, 12
+
+
+# ----------------------------------------------------------------------------------------
+# The pair
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClonePair:
+    """The generic clone pair of spec/clones.md §1.
+
+    Parameters
+    ----------
+    n : int ≥ 1 — users (the victim and n − 1 others).
+    p : float in (0, 1] — clone probability of each other user.
+    a, b : floats with a ≥ b > 0 and a + b ≤ 1 — victim type probabilities under X0.
+        g = 1 − a − b is the uninformative probability (values within 1e-12 of 0 are 0).
+    """
+
+    n: int
+    p: float
+    a: float
+    b: float
+
+    def __post_init__(self):
+        from . import _validate as v
+        object.__setattr__(self, "n", v.integer("n", self.n, lo=1))
+        object.__setattr__(self, "p", v.real("p", self.p, lo=0.0, hi=1.0, lo_open=True))
+        a = v.real("a", self.a, lo=0.0, hi=1.0, lo_open=True)
+        b = v.real("b", self.b, lo=0.0, hi=1.0, lo_open=True)
+        if b > a:
+            raise ValueError(f"b must be a real number in (0, a={a!r}]; got {b!r}")
+        if a + b > 1.0 + 1e-12:
+            raise ValueError(f"a + b must be <= 1 (g = 1 - a - b >= 0); got a + b = {a + b!r}")
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+
+    @property
+    def g(self) -> float:
+        """Uninformative victim probability; 0 when a + b is 1 up to rounding."""
+        g = 1.0 - self.a - self.b
+        return 0.0 if g <= 1e-12 else g
+
+    @property
+    def alpha(self) -> float:
+        """a / (a + b): the victim's bias within an informative slice (g = 0 pairs)."""
+        return self.a / (self.a + self.b)
+
+    @property
+    def log_ratio(self) -> float:
+        """log(a/b): the largest privacy loss of the pair (δ(ε) = 0 for ε ≥ it)."""
+        return math.log(self.a) - math.log(self.b)
+
+    def swapped(self) -> "ClonePair":
+        """Nothing changes: the swap of coordinates maps P to Q (kept for the tests)."""
+        return self
+
+
+# ----------------------------------------------------------------------------------------
+# Instances
+# ----------------------------------------------------------------------------------------
+def _alpha_pair(eps0: float) -> tuple[float, float]:
+    """(α, 1 − α) with α = e^ε0/(e^ε0 + 1), each computed without cancellation."""
+    return float(special.expit(eps0)), float(special.expit(-eps0))
+
+
+def _check_eps0_n(eps0, n):
+    from . import _validate as v
+    from .mechanisms import MAX_EPS0
+    return v.real("eps0", eps0, lo=0.0, hi=MAX_EPS0), v.integer("n", n, lo=1)
+
+
+def fmt20_pair(eps0: float, n: int) -> ClonePair:
+    """FMT20 clone pair: p = e^−ε0, a = α (arXiv:2012.12803, Lemma 3.3; spec §1) [V].
+
+    Valid for every adaptive sequence of ε0-LDP randomizers.
+    """
+    eps0, n = _check_eps0_n(eps0, n)
+    a, b = _alpha_pair(eps0)
+    return ClonePair(n, math.exp(-eps0), a, b)
+
+
+def fmt23_pair(eps0: float, n: int) -> ClonePair:
+    """FMT23 stronger clone pair: p = 2/(e^ε0 + 1), a = α (arXiv:2208.04591v3, Thm 3.1).
+
+    The errata restricts it to a class of randomizers; spec §4 proves class S(ε0). Do not
+    use it for an arbitrary ε0-LDP randomizer.
+    """
+    eps0, n = _check_eps0_n(eps0, n)
+    a, b = _alpha_pair(eps0)
+    return ClonePair(n, 2.0 * b, a, b)
+
+
+def specific_p(matrix) -> float:
+    """p_R = min over x, x⁰ ≠ x¹, y of 2 R(x)(y) / (R(x⁰)(y) + R(x¹)(y)) (spec §4) [D].
+
+    Rounded down by a few ulps: a smaller p gives a larger (safer) divergence.
+    """
+    m = np.asarray(matrix, dtype=float)
+    col_min = m.min(axis=0)
+    top2 = -np.sort(-m, axis=0)[:2]             # two largest entries of each column
+    denom = top2.sum(axis=0)
+    live = denom > 0
+    ratio = 2.0 * col_min[live] / denom[live]
+    return float(min(1.0, ratio.min()) * (1.0 - 8e-16))
+
+
+def in_stronger_class(matrix, eps0: float) -> bool:
+    """The finite check for S(ε0): p_R ≥ 2/(e^ε0 + 1) (spec §4), with a few ulps of slack."""
+    return specific_p(matrix) >= 2.0 * float(special.expit(-eps0)) * (1.0 - 4e-15)
+
+
+def specific_pair(randomizer, n: int) -> ClonePair:
+    """Randomizer-specific pair: p = p_R of the matrix, a = α(ε0) (spec §4) [D].
+
+    Valid for the one randomizer it was computed for (``randomizer``: a
+    ``shuffledp.Randomizer`` or anything with ``.array`` and ``.eps0``).
+    """
+    eps0, n = _check_eps0_n(randomizer.eps0, n)
+    a, b = _alpha_pair(eps0)
+    return ClonePair(n, specific_p(randomizer.array), a, b)
+
+
+def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
+    """k-RR marginal pair: p = 2/D, a = e^ε0/D, b = 1/D, g = (k − 2)/D, D = e^ε0 + k − 1.
+
+    LOWER BOUND ONLY (spec §1 warning, §5): the law of the counts of 0s and 1s on
+    X0 = (0, 2, …, 2), X1 = (1, 2, …, 2). Use with ``pair_delta_lower``.
+    """
+    from . import _validate as v
+    eps0, n = _check_eps0_n(eps0, n)
+    k = v.integer("k", k, lo=2)
+    # Divide through by e^ε0 so that large ε0 does not overflow.
+    em = math.exp(-eps0)
+    d = 1.0 + (k - 1) * em
+    return ClonePair(n, min(1.0, 2.0 * em / d), 1.0 / d, em / d)
+
+
+# ----------------------------------------------------------------------------------------
+# Slices
+# ----------------------------------------------------------------------------------------
+def _half_logpmf(k, c):
+    """log Pr[Bin(c, ½) = k], vectorised in both k and c (Loader's form; −inf outside)."""
+    k = np.asarray(k, dtype=float)
+    c = np.asarray(c, dtype=float)
+    k, c = np.broadcast_arrays(k, c)
+    out = np.full(k.shape, -np.inf)
+    edge = ((k == 0) | (k == c)) & (c >= 0)
+    out[edge] = -c[edge] * math.log(2.0)
+    inner = (k > 0) & (k < c)
+    if np.any(inner):
+        ki, ci = k[inner], c[inner]
+        nk = ci - ki
+        half = 0.5 * ci
+        out[inner] = (stirlerr(ci) - stirlerr(ki) - stirlerr(nk) - bd0(ki, half) - bd0(nk, half)
+                      - 0.5 * np.log(2.0 * math.pi * ki * nk / ci))
+    return out
+
+
+def _half_sf(m, c):
+    """Pr[Bin(c, ½) ≥ m], vectorised, to ~1e-12 relative (exact 0/1 outside the support).
+
+    scipy's ``bdtrc`` (incomplete beta) loses ~1e-9 relative at c ~ 5e5 (checked against
+    mpmath), too much for an upper bound, so the tail is summed here: Pr[A ≥ m] =
+    pmf(m) · Σ_j Π_{i<j} (c − m − i)/(m + 1 + i), every term positive, with the accurate
+    Loader pmf in front; the lower half uses the symmetry Pr[A ≥ m] = 1 − Pr[A ≥ c − m + 1].
+    Cost O(√c) per entry.
+    """
+    m = np.asarray(m, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    m, c = np.broadcast_arrays(m, c)
+    out = np.where(m <= 0, 1.0, 0.0)
+    mid = (m > 0) & (m <= c)
+    if not np.any(mid):
+        return out
+    mm, cc = m[mid], c[mid]
+    low = 2 * mm <= cc                     # threshold at or below the mean: use the complement
+    mu = np.where(low, cc - mm + 1, mm)    # upper-tail threshold actually summed (≥ c/2)
+    total = np.zeros(mu.shape)
+    idx = np.arange(mu.size)
+    start = mu.copy()
+    block = 512
+    steps = np.arange(block - 1, dtype=float)[None, :]
+    while idx.size:
+        k0 = start[idx].astype(float)
+        cb = cc[idx].astype(float)
+        # Block head by Loader's pmf, the rest by the exact term ratio (c − k)/(k + 1):
+        # a cumulative product of ≤ 511 ratios adds < 1e-13 relative.
+        head = np.exp(_half_logpmf(k0, cb))
+        kk = k0[:, None] + steps
+        ratios = np.maximum(cb[:, None] - kk, 0.0) / (kk + 1.0)
+        terms = np.concatenate([head[:, None], head[:, None] * np.cumprod(ratios, axis=1)], axis=1)
+        total[idx] += terms.sum(axis=1)
+        last = terms[:, -1]
+        kl = k0 + block - 1
+        done = (last <= 1e-18 * total[idx]) | (kl >= cb)
+        # Remainder after the block: terms fall geometrically with ratio ρ = (c−k)/(k+1) < 1.
+        rho = np.maximum(cb[done] - kl[done], 0.0) / (kl[done] + 1.0)
+        total[idx[done]] += last[done] * rho / (1.0 - rho)
+        start[idx] += block
+        idx = idx[~done]
+    out[mid] = np.where(low, 1.0 - total, total)
+    return out
+
+
+def _tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
+    """Upper bounds on Pr[Bin(m, p) < lo] and Pr[Bin(m, p) > hi] for far-tail windows.
+
+    scipy's incomplete beta is off by ~1e-9 relative at m ~ 1e6 and the error grows with m;
+    these masses are ~1e-30 and only ever multiply a remainder, so a factor 2 costs nothing
+    and covers any plausible error.
+    """
+    below = 2.0 * float(special.bdtr(lo - 1, m, p)) + 1e-300 if lo > 0 else 0.0
+    above = 2.0 * float(special.bdtrc(hi, m, p)) + 1e-300 if hi < m else 0.0
+    return below, above
+
+
+@dataclass(frozen=True)
+class _Slices:
+    c: np.ndarray          # conditional Bin(c, ½) sizes, one per slice (c = s − 1)
+    w: np.ndarray          # slice probabilities W_s
+    alpha: np.ndarray      # α_s of each slice
+    below: float           # Pr[C < lo] (g = 0 only; charged at c = 0)
+    above: float           # Pr[C > hi] (g = 0 only; charged at c = hi)
+
+
+@functools.lru_cache(maxsize=128)
+def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
+    """Slices of the pair over the window ±(12 sd(C) + 12) (spec §2)."""
+    m = n - 1
+    lo, hi = binom_window(m, p, _SDS, _EXTRA)
+    cs = np.arange(lo, hi + 1)
+    logw = binom_logpmf(cs, m, p, 1.0 - p)
+    w = np.exp(logw)
+    if g == 0.0:
+        below, above = _tails(m, p, lo, hi)
+        alpha = np.full(cs.shape, a / (a + b))
+        return _Slices(cs, w, alpha, below, above)
+    # g > 0: S ranges over lo..hi+1; W_s = (a+b) w(s−1) + g w(s). Slices with s = 0 carry no
+    # information (both coordinates are 0 under X0 and X1) and are dropped. Truncation only
+    # lowers the value, which is the safe direction for this lower-bound-only pair.
+    s = np.arange(max(lo, 1), hi + 2)
+    w_prev = np.exp(binom_logpmf(s - 1, m, p, 1.0 - p))
+    w_same = np.exp(binom_logpmf(s, m, p, 1.0 - p))
+    W = (a + b) * w_prev + g * w_same
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = np.where(W > 0, (a * w_prev + 0.5 * g * w_same) / W, 0.5)
+    return _Slices(s - 1, W, alpha, 0.0, 0.0)
+
+
+def _pair_slices(pair: ClonePair) -> _Slices:
+    return _slices(pair.n, pair.p, pair.a, pair.b, pair.g)
+
+
+# ----------------------------------------------------------------------------------------
+# Hockey-stick divergence
+# ----------------------------------------------------------------------------------------
+def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
+    """H_{e^ε}(P_c ‖ Q_c) for P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c swapped.
+
+    Closed form of spec/clones.md §2 [D], vectorised over slices c (and α):
+    κ = α − e^ε (1 − α); H = 0 if κ ≤ 0; else r* = (e^ε α − (1−α))/κ,
+    t* = (c+1) r*/(1 + r*), m = ⌊t*⌋ + 1 and H = κ Pr[A = m−1] − (e^ε − 1) Pr[A ≥ m].
+    Thresholds m − 1, m, m + 1 are all evaluated and the largest value kept: every
+    threshold gives a value ≤ the optimum, so the max is exact whatever the rounding of t*.
+
+    With ``with_error`` also returns a bound on the floating-point error of each value.
+    """
+    c = np.asarray(c, dtype=np.int64)
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), c.shape)
+    beta = 1.0 - alpha
+    E = math.exp(eps)
+    em1 = math.expm1(eps)
+    kappa = alpha - E * beta
+    live = kappa > 0
+    val = np.zeros(c.shape)
+    err = np.zeros(c.shape)
+    if np.any(live):
+        cl, al, bl, kl = c[live], alpha[live], beta[live], kappa[live]
+        rstar = (E * al - bl) / kl
+        tstar = (cl + 1) * (rstar / (1.0 + rstar))
+        # t* can exceed c + 1 (empty set): clip before the int conversion.
+        m = np.floor(np.minimum(tstar, cl + 2.0)).astype(np.int64) + 1
+        # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
+        pm1 = np.exp(_half_logpmf(m - 1, cl))                         # Pr[A = m−1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
+            pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
+        pm0 = np.where(m - 1 < 0, np.exp(_half_logpmf(m, cl)), pm0)   # pm1 = 0 below support
+        sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
+        sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
+        sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
+        t1 = kl * np.stack([pm2, pm1, pm0])                           # κ Pr[A = m'−1]
+        t2 = em1 * np.stack([sf_m1, sf_0, sf_p1])                     # (e^ε−1) Pr[A ≥ m']
+        cand = t1 - t2
+        best = np.argmax(cand, axis=0)
+        idx = np.arange(cl.size)
+        val[live] = np.maximum(cand[best, idx], 0.0)
+        err[live] = _TERM_SLACK * (t1[best, idx] + t2[best, idx])
+    return (val, err) if with_error else val
+
+
+#: Slices per anchor of the Pr[A ≥ m] recurrence (exact incomplete beta at every anchor).
+_ANCHOR = 1024
+
+
+def _sf_slices(mp1, c, pm0, pm1):
+    """Pr[Bin(c, ½) ≥ m + 1] for consecutive slices c whose thresholds m step by 0 or 1.
+
+    Accurate values (``_half_sf``) at every ``_ANCHOR``-th slice; in between the recurrence
+    over c, Pr[A_{c+1} ≥ m] = Pr[A_c ≥ m] + ½ Pr[A_c = m − 1] and
+    Pr[A_{c+1} ≥ m + 1] = Pr[A_c ≥ m] − ½ Pr[A_c = m] (A_{c+1} = A_c + a fair bit).
+    The recurrence is checked against the next anchor; any disagreement beyond 1e-12
+    relative falls back to ``_half_sf`` everywhere. Non-consecutive input: direct.
+    """
+    m = mp1 - 1
+    n = c.size
+    if n < 4 * _ANCHOR or np.any(np.diff(c) != 1) or np.any((np.diff(m) < 0) | (np.diff(m) > 1)):
+        return _half_sf(mp1, c)
+    # S_c = Pr[A_c ≥ m_c]; step d_c from slice c to c + 1.
+    step = np.diff(m)
+    d = np.where(step == 0, 0.5 * pm1[:-1], -0.5 * pm0[:-1])
+    anchors = np.arange(0, n, _ANCHOR)
+    s_anchor = _half_sf(m[anchors], c[anchors])
+    S = np.empty(n)
+    for i, a0 in enumerate(anchors):
+        a1 = min(a0 + _ANCHOR, n)
+        seg = np.cumsum(d[a0:a1 - 1])
+        S[a0] = s_anchor[i]
+        S[a0 + 1:a1] = s_anchor[i] + seg
+        if a1 < n:
+            pred = S[a1 - 1] + d[a1 - 1]
+            exact = s_anchor[i + 1]
+            if abs(pred - exact) > 1e-12 * max(exact, 1e-300) + 1e-300:
+                return _half_sf(mp1, c)
+    return np.maximum(S - pm0, 0.0)
+
+
+def _delta_sum(pair: ClonePair, eps: float, upper: bool) -> float:
+    sl = _pair_slices(pair)
+    h, err = conditional_hockey(sl.c, sl.alpha, eps, with_error=True)
+    total = float(np.dot(sl.w, h))
+    if not upper:
+        return total
+    total += float(np.dot(sl.w, err))
+    # Tails of C (spec §1 property 4: H_c is non-increasing in c): above the window every
+    # slice is ≤ H at the top edge; below it every slice is ≤ H at c = 0.
+    if sl.above > 0:
+        total += sl.above * (h[-1] + err[-1])
+    if sl.below > 0:
+        h0 = max(0.0, pair.alpha - math.exp(eps) * (1.0 - pair.alpha))
+        total += sl.below * h0
+    return float(round_up(total + _ABS_SLACK))
+
+
+def _need_g0(pair: ClonePair, what: str):
+    if pair.g > 0.0:
+        raise ValueError(
+            f"{what} is an upper-bound kernel and the pair has g = {pair.g!r} > 0: a pair "
+            "with an uninformative victim is not a reduction (spec/clones.md §1 warning); "
+            "use pair_delta_lower / pair_epsilon_lower for its (lower-bound) value")
+
+
+def pair_delta(pair: ClonePair, eps: float) -> float:
+    """δ(ε) = H_{e^ε}(P ‖ Q) of a g = 0 pair: a rigorous UPPER bound (either direction).
+
+    Exact sum over the slices in ±(12 sd(C) + 12), plus the tails of C charged at their
+    worst slice value, plus floating-point slack (per-slice cancellation bound, an absolute
+    1e-290, and ``round_up``). Symmetric: H(P‖Q) = H(Q‖P) because swapping coordinates
+    maps P to Q. Zero for ε ≥ log(a/b).
+    """
+    _need_g0(pair, "pair_delta")
+    if eps >= pair.log_ratio * (1.0 + 1e-15):
+        return 0.0
+    return min(1.0, _delta_sum(pair, max(eps, 0.0), upper=True))
+
+
+def pair_delta_lower(pair: ClonePair, eps: float) -> float:
+    """Exact δ(ε) of any pair (g ≥ 0) without tails or slack: a value ≤ the true δ(ε).
+
+    For g > 0 (the k-RR marginal pair) this is only ever a LOWER bound on a k-RR instance.
+    """
+    if eps >= pair.log_ratio * (1.0 + 1e-15):
+        return 0.0
+    return max(0.0, _delta_sum(pair, max(eps, 0.0), upper=False) * (1.0 - 1e-11))
+
+
+def _root(ok_delta, lo: float, hi: float, target: float, xtol: float) -> tuple[float, float]:
+    """Certified bracket [lo, hi] of the threshold of a non-increasing δ(ε).
+
+    ``ok_delta(e)`` returns δ(e). Invariant: δ(lo) > target ≥ δ(hi). Steps are Illinois
+    regula falsi on log δ (superlinear for these smooth, log-concave-looking curves) with
+    bisection whenever log δ(hi) is −∞ or the bracket shrinks too slowly.
+    """
+    lt = math.log(target)
+    dlo = ok_delta(lo)
+    flo = math.log(dlo) - lt
+    fhi = -math.inf
+    side = 0
+    for _ in range(200):
+        if hi - lo <= xtol:
+            break
+        width = hi - lo
+        if math.isfinite(fhi) and math.isfinite(flo):
+            x = hi - fhi * (hi - lo) / (fhi - flo)
+            # Keep the probe strictly inside the bracket.
+            x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
+        else:
+            x = 0.5 * (lo + hi)
+        if not (lo < x < hi):
+            x = 0.5 * (lo + hi)
+            if not (lo < x < hi):
+                break
+        d = ok_delta(x)
+        if d <= target:
+            hi, fhi = x, (math.log(d) - lt if d > 0 else -math.inf)
+            if side == -1 and math.isfinite(flo):
+                flo *= 0.5                       # Illinois: halve the stale end
+            side = -1
+        else:
+            lo, flo = x, math.log(d) - lt
+            if side == 1 and math.isfinite(fhi):
+                fhi *= 0.5
+            side = 1
+    return lo, hi
+
+
+def pair_epsilon(pair: ClonePair, delta: float, xtol: float = 1e-11) -> float:
+    """Smallest certified ε with ``pair_delta(pair, ε) ≤ delta``, searched on [0, log(a/b)].
+
+    Returns the upper end of a bracket of width ≤ ``xtol`` (≤ 1e-9 as spec §2 asks) whose
+    upper end satisfies δ(ε) ≤ δ by evaluation, so it is an upper bound on the pair's ε(δ).
+    """
+    _need_g0(pair, "pair_epsilon")
+    hi = pair.log_ratio * (1.0 + 2e-15) + 1e-300
+    if pair_delta(pair, 0.0) <= delta:
+        return 0.0
+    _, top = _root(lambda e: pair_delta(pair, e), 0.0, hi, delta, xtol)
+    return top
+
+
+def pair_epsilon_lower(pair: ClonePair, delta: float, xtol: float = 1e-11) -> float:
+    """Largest certified ε with ``pair_delta_lower(pair, ε) > delta`` (a lower bound)."""
+    hi = pair.log_ratio * (1.0 + 2e-15) + 1e-300
+    if pair_delta_lower(pair, 0.0) <= delta:
+        return 0.0
+    low, _ = _root(lambda e: pair_delta_lower(pair, e), 0.0, hi, delta, xtol)
+    return low
+
+
+# ----------------------------------------------------------------------------------------
+# Rényi divergence at integer orders (spec/clones.md §6)
+# ----------------------------------------------------------------------------------------
+#: Largest number of (slice, x) points one RDP evaluation sums exactly. Past it, slices are
+#: evaluated every Δ-th c and each block [c_j, c_j + Δ) is charged its first slice's value
+#: (valid: slice divergences are non-increasing in c). At n ≤ 1e5 the sum is exact (Δ = 1).
+RDP_POINT_BUDGET = 1_000_000
+#: Orders whose largest loss (λ − 1) log(a/b) is below this use the linear "−1" form.
+_LINEAR_MAX = 600.0
+
+
+def _rdp_window_sds(lam_max: int, log_ratio: float) -> float:
+    """√(2((λ − 1) log(a/b) + 60)) + 3 standard deviations (spec §6)."""
+    return math.sqrt(2.0 * ((lam_max - 1) * log_ratio + 60.0)) + 3.0
+
+
+def _slice_points(pair: ClonePair, K: float, step: int | None = None):
+    """Evaluated slices, their block masses and their x-grids for the RDP sum.
+
+    Returns (c_eval, mass, below, xs, cs_of_x, logP, ell, tail) where ``mass[j]`` is the
+    probability of the block charged to slice ``c_eval[j]`` (the last block absorbs the
+    upper tail of C), ``below`` = Pr[C < lo], and per point x: its slice, log P(x | c),
+    the privacy loss ℓ = log P/Q; ``tail[j]`` bounds the P-mass of slice j outside its grid.
+    """
+    m = pair.n - 1
+    p = pair.p
+    alpha = pair.alpha
+    beta = 1.0 - alpha
+    lo, hi = binom_window(m, p, K, 3)
+    cs = np.arange(lo, hi + 1)
+    w = np.exp(binom_logpmf(cs, m, p, 1.0 - p))
+    below, above = _tails(m, p, lo, hi)
+    # x-grid width of slice c is about 2 K sd(A) = K √c: pick Δ to meet the point budget.
+    half = np.floor(0.5 * K * np.sqrt(np.maximum(cs, 1.0))) + 3
+    width = np.minimum(cs + 2, 2 * half + 2)
+    if step is None:
+        step = max(1, int(math.ceil(width.sum() / RDP_POINT_BUDGET)))
+    starts = np.arange(0, cs.size, step)
+    mass = np.add.reduceat(w, starts)
+    mass[-1] += above
+    c_eval = cs[starts]
+    h = half[starts]
+    alo = np.maximum(0, np.floor(0.5 * c_eval) - h).astype(np.int64)
+    ahi = np.minimum(c_eval, np.ceil(0.5 * c_eval) + h).astype(np.int64)
+    # Hoeffding: Pr[|A − c/2| ≥ t] ≤ 2 exp(−2t²/c) for A ~ Bin(c, ½) — rigorous, closed form.
+    t_lo = 0.5 * c_eval - (alo - 1)
+    t_hi = (ahi + 1) - 0.5 * c_eval
+    cpos = np.maximum(c_eval, 1).astype(float)
+    tails = (np.where(alo > 0, np.exp(-2.0 * t_lo * t_lo / cpos), 0.0)
+             + np.where(ahi < c_eval, np.exp(-2.0 * t_hi * t_hi / cpos), 0.0))
+    counts = ahi + 2 - alo                       # x from alo to ahi + 1
+    jj = np.repeat(np.arange(c_eval.size), counts)
+    offs = np.arange(jj.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    x = (alo[jj] + offs).astype(float)
+    c = c_eval[jj].astype(float)
+    lv = _half_logpmf(x, c)                      # log Bin(c,½)(x)
+    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+    with np.errstate(divide="ignore"):
+        lu = np.where(x <= c, lv + np.log(x) - np.log(c + 1.0 - x), -c * math.log(2.0))
+    lu = np.where(x == 0, -np.inf, lu)
+    logP = np.logaddexp(math.log(alpha) + lu, math.log(beta) + lv)
+    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
+    # no cancellation and finite at x = 0 and x = c + 1.
+    ell = np.log1p((2.0 * alpha - 1.0) * (2.0 * x - c - 1.0) / (beta * x + alpha * (c + 1.0 - x)))
+    return c_eval, mass, below, jj, logP, ell, tails, step
+
+
+def pair_rdp(pair: ClonePair, orders, step: int | None = None) -> np.ndarray:
+    """D_λ(P ‖ Q) of a g = 0 pair at integer orders ≥ 2: rigorous UPPER bounds, rounded up.
+
+    e^{(λ−1)D_λ} − 1 = Σ_c Pr[C = c] Σ_x P(x|c) [(P/Q)(x|c)^{λ−1} − 1] (spec §6), summed in
+    the "−1" form (expm1) so that relative precision survives answers of 1e−7. Windows of
+    √(2((λ−1) log(a/b) + 60)) + 3 standard deviations in c and in x; remainders: the x-tail
+    of a slice adds at most t·((a/b)^{λ−1} − 1), the lower c-tail its mass times the value at
+    c = 0, the upper c-tail its mass times the value at the window edge. Symmetric in the
+    direction (swap = P ↔ Q). For large n the slices are evaluated every Δ-th c (see
+    ``RDP_POINT_BUDGET``), which overestimates by a relative O(Δ / E[C]) and stays valid.
+    """
+    _need_g0(pair, "pair_rdp")
+    lam = np.asarray(orders)
+    if lam.size == 0:
+        return np.zeros(0)
+    if np.any(lam != np.round(lam)) or np.any(lam < 2):
+        raise ValueError(f"orders must be integers >= 2; got {orders!r}")
+    lam = lam.astype(np.int64)
+    out = np.empty(lam.shape, dtype=float)
+    lr = pair.log_ratio
+    if lr == 0.0:
+        return np.zeros(lam.shape)
+    flat = lam.ravel()
+    res = np.empty(flat.shape)
+    # Orders are processed in groups of similar size so that the window fits each group.
+    order_idx = np.argsort(flat)
+    groups = []
+    cur = [order_idx[0]]
+    for i in order_idx[1:]:
+        if flat[i] > 2 * flat[cur[0]] + 8:
+            groups.append(cur)
+            cur = [i]
+        else:
+            cur.append(i)
+    groups.append(cur)
+    for grp in groups:
+        g_orders = flat[grp]
+        K = _rdp_window_sds(int(g_orders.max()), lr)
+        res[grp] = _rdp_group(pair, g_orders, K, step)
+    out[...] = res.reshape(lam.shape)
+    return round_up(out)
+
+
+def _rdp_group(pair: ClonePair, orders: np.ndarray, K: float, step) -> np.ndarray:
+    c_eval, mass, below, jj, logP, ell, tails, _ = _slice_points(pair, K, step)
+    alpha = pair.alpha
+    lr = pair.log_ratio
+    wpt = mass[jj] * np.exp(logP)                  # block mass × P(x | c_j)
+    tail_mass = float(np.dot(mass, tails))
+    out = np.empty(orders.shape)
+    for i, lam in enumerate(orders):
+        a = float(lam - 1)
+        if a * lr <= _LINEAR_MAX:
+            terms = wpt * np.expm1(a * ell)
+            # Terms of both signs cancel to a second-order quantity (amplification ~ √c/λ):
+            # charge 1e-12 of their absolute sum for the ~1e-15 relative error of each.
+            g = float(terms.sum()) + 1e-12 * float(np.abs(terms).sum())
+            g += tail_mass * math.expm1(a * lr)
+            g += below * (alpha * math.expm1(a * lr) + (1.0 - alpha) * math.expm1(-a * lr))
+            out[i] = math.log1p(max(g, 0.0)) / a
+        else:
+            # Huge values: every term of 1 + G is positive; sum them in log space.
+            with np.errstate(divide="ignore"):
+                terms = [special.logsumexp(np.log(mass[jj]) + logP + a * ell)]
+                if tail_mass > 0:
+                    terms.append(math.log(tail_mass) + a * lr)
+                if below > 0:
+                    terms.append(math.log(below) + np.logaddexp(math.log(alpha) + a * lr,
+                                                                 math.log1p(-alpha) - a * lr))
+                terms.append(0.0)                  # the "1" of the blocks' own mass, generous
+            out[i] = float(special.logsumexp(terms)) / a
+    return out
+
+
+def pair_log_atoms(pair: ClonePair, sds: float = 12.0, max_atoms: int = 20_000_000):
+    """Atoms (log P, log Q) of the pair on a window, for PLD composition by other modules.
+
+    The support points are (c, x): c clones in ±(sds·sd(C) + 3) and x in ±(sds·sd(A) + 3)
+    within each slice (plus one for the victim). **Truncated**: the P-mass (and, by the
+    symmetry of the pair, the Q-mass) missing from the atoms is 1 − Σ exp(logp); a
+    pessimistic PLD must put it at privacy loss +∞. For g = 0 pairs only.
+    """
+    _need_g0(pair, "pair_log_atoms")
+    m = pair.n - 1
+    lo, hi = binom_window(m, pair.p, sds, 3)
+    est = sum(min(c + 2, sds * math.sqrt(max(c, 1)) + 8) for c in range(lo, hi + 1))
+    if est > max_atoms:
+        raise ValueError(f"the pair would have about {est:.3g} atoms, more than max_atoms="
+                         f"{max_atoms}; lower sds or raise max_atoms")
+    c_eval, mass, below, jj, logP, ell, tails, _ = _slice_points(pair, sds, step=1)
+    logp = np.log(mass[jj]) + logP
+    # The last block absorbed the upper tail mass of C; take it back out for exact atoms.
+    logw = binom_logpmf(c_eval, m, pair.p, 1.0 - pair.p)
+    logp = logw[jj] + logP
+    logq = logp - ell
+    return logp, logq

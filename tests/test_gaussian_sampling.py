@@ -1,0 +1,114 @@
+"""Subsampled shuffle and shuffled check-in for the homogeneous pair (gaussian.md §4).
+
+The building blocks are checked against Gauss–Hermite quadrature of the output densities
+written from the protocol's definition at n = 2, 3 (not from the library's formulas).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import shuffledp as sd
+from shuffledp import gaussian_rdp as K
+from shuffledp.bounds.gaussian import homogeneous_rdp_for, paper_checkin_rdp
+
+
+def _gh(sigma, deg, dim):
+    x, w = np.polynomial.hermite_e.hermegauss(deg)
+    w = w / w.sum()
+    xs = np.meshgrid(*([x * sigma] * dim), indexing="ij")
+    ws = np.ones_like(xs[0])
+    for wi in np.meshgrid(*([w] * dim), indexing="ij"):
+        ws = ws * wi
+    return xs, ws
+
+
+def _log_ratio_all_present(xs, sigma):
+    """log (P_c/Q_c) for c reports, victim at 1 among them uniformly, others at 0."""
+    c = len(xs)
+    return np.logaddexp.reduce(np.stack([(x - 0.5) / sigma ** 2 for x in xs]), axis=0) - math.log(c)
+
+
+def _slice_moment(c, q, sigma, lam, deg=120):
+    """E_{Q_c}[((1 − q) + q P_c/Q_c)^λ] by quadrature."""
+    xs, ws = _gh(sigma, deg, c)
+    r = np.exp(_log_ratio_all_present(xs, sigma))
+    return float(np.sum(ws * ((1 - q) + q * r) ** lam))
+
+
+@pytest.mark.parametrize("gamma", [0.3, 0.7])
+@pytest.mark.parametrize("sigma", [1.0, 2.0])
+def test_checkin_exact_against_quadrature_n2(gamma, sigma):
+    n = 2
+    lams = np.arange(2, 7)
+    got = K.checkin_exact(n, gamma, sigma, lams)
+    for i, lam in enumerate(lams):
+        # count c ~ Bin(2, γ); c = 0: identical outputs; c = 1: the reporter is the victim
+        # w.p. 1/2; c = 2: the victim is present.
+        e = ((1 - gamma) ** 2 + 2 * gamma * (1 - gamma) * _slice_moment(1, 0.5, sigma, lam)
+             + gamma ** 2 * _slice_moment(2, 1.0, sigma, lam))
+        want = math.log(e) / (lam - 1)
+        assert abs(got[i] / want - 1) < 1e-8, (gamma, sigma, lam, got[i], want)
+
+
+@pytest.mark.parametrize("sigma", [1.0, 3.0])
+def test_wbk_subsampling_above_exact_pair_n3_m2(sigma):
+    """WBK19 Thm 9 (with min) bounds the exact subsampled pair: victim sampled w.p. 2/3."""
+    p = sd.Shuffle(sd.Gaussian(sigma), 3, sampling=sd.WithoutReplacement(2))
+    lams = np.arange(2, 9)
+    got = homogeneous_rdp_for(p, lams)
+    unsub = K.homogeneous_rdp(2, sigma, lams)
+    for i, lam in enumerate(lams):
+        exact = math.log(_slice_moment(2, 2 / 3, sigma, lam)) / (lam - 1)
+        assert got[i] >= exact * (1 - 1e-9), (sigma, lam, got[i], exact)
+        assert got[i] <= unsub[i] * (1 + 1e-12)
+
+
+def test_wbk_floor_is_removed_by_the_min():
+    # γ = 0.1, λ = 30: WBK's 2γ^j C(λ,j) floor alone gives ~0.1; the shuffle RDP (n = 6000) is 1e−4.
+    base = K.homogeneous_rdp(6000, 5.0, np.arange(2, 31))
+    full = np.concatenate([[0.0, 0.0], base])
+    v = K.wbk_subsample(0.1, full, [30])[0]
+    assert v <= base[-1] * (1 + 1e-12) and base[-1] < 2e-4
+
+
+def test_paper_chernoff_construction_above_exact_checkin():
+    n, g, s = 2000, 0.1, 2.0
+    lams = np.arange(2, 40)
+    exact = K.checkin_exact(n, g, s, lams)
+    paper = paper_checkin_rdp(n, g, s, lams)
+    assert np.all(paper >= exact * (1 - 1e-9))
+
+
+def test_checkin_blocks_are_an_upper_bound_of_the_plain_sum():
+    """Blocks + tails vs the plain sum over every c at n = 60 (all kernels exact)."""
+    n, g, s = 60, 0.2, 1.5
+    lams = np.arange(2, 30)
+    got = K.checkin_exact(n, g, s, lams)
+    from scipy.stats import binom
+    tot = np.zeros(lams.shape)
+    for c in range(1, n + 1):
+        lm = K.mixture_log_em1(c / n, K.homogeneous_log_em1(c, s, 29), lams)
+        tot += binom.pmf(c, n, g) * np.exp(lm)
+    plain = np.log1p(tot) / (lams - 1)
+    assert np.all(got >= plain * (1 - 1e-10))
+    assert np.all(got <= plain * 1.02)
+
+
+def test_learning_setting_checkin_estimate_and_labels():
+    p = sd.Shuffle(sd.Gaussian(5.0), 60000, sampling=sd.CheckIn(0.1))
+    r = sd.epsilon(p, 1e-5, rounds=5540)
+    est = [c for c in r.candidates if c.bound == "liew-homogeneous"][0]
+    assert est.kind == "estimate" and "still an estimate" in est.valid_for
+    assert est.epsilon <= 0.78
+    assert r.kind == "upper" and r.bound != "liew-homogeneous"
+
+
+def test_without_replacement_learning_setting():
+    p = sd.Shuffle(sd.Gaussian(5.0), 60000, sampling=sd.WithoutReplacement(6000))
+    r = sd.epsilon(p, 1e-5, rounds=5540, bound="liew-homogeneous")
+    assert r.kind == "estimate" and r.epsilon <= 0.78
+    assert "WBK19" in r.valid_for
