@@ -122,12 +122,14 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
 def _calibrate_loop(eps_at, target, lo, hi, want, tol):
     """Bisect until the certified end's ε is within ``tol`` relative of the target."""
     good = lo if want == "largest" else hi
+    e_good = eps_at(good)
     for _ in range(200):
-        e_good = eps_at(good)
         if e_good >= target * (1 - tol) or hi - lo <= 1e-13 * max(abs(hi), 1.0):
             break
         mid = 0.5 * (lo + hi)
-        if eps_at(mid) <= target:
+        e_mid = eps_at(mid)
+        if e_mid <= target:
+            e_good = e_mid
             if want == "largest":
                 lo = good = mid
             else:

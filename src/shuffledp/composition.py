@@ -95,42 +95,55 @@ __all__ = [
 _WINDOW_SDS = 40.0   # binomial mass outside the window is < e^-800: the tail term is 1e-300
 
 
+@functools.lru_cache(maxsize=256)
+def _rr_weights(eps1: float, k: int):
+    """Window of the flip count j ~ Bin(k, e^-eps1/(1+e^-eps1)) and its log weights.
+
+    Cached: the ε-searches of KOV15 evaluate H_k at many ε for the same (eps1, k).
+    """
+    p = float(special.expit(-eps1))     # prob of a "flip" (the Q-favoured outcome)
+    q = float(special.expit(eps1))
+    wlo, whi = binom_window(k, p, sds=_WINDOW_SDS, extra=40)
+    j = np.arange(wlo, whi + 1, dtype=float)
+    if q < 1.0:
+        lw = binom_logpmf(j, k, p, q)
+    else:
+        # eps1 > ~37: q rounds to 1 (Loader's form needs log(1 − q)); weights directly,
+        # log p = −eps1 − log1p(e^−eps1), log q = −log1p(e^−eps1), with a relative
+        # allowance for the log-gamma error at large k.
+        l1 = math.log1p(math.exp(-eps1))
+        lw = log_binom_coef(k, j) - j * (eps1 + l1) - (k - j) * l1
+        lw = lw + 1e-15 * (k * math.log(k + 1.0) + j * eps1 + 1.0)
+    w = np.exp(lw)
+    j.setflags(write=False)
+    w.setflags(write=False)
+    return p, q, wlo, whi, j, w
+
+
 def _hockey_rr(eps1: float, k: int, eps: float) -> float:
     """H_k(eps): hockey-stick of the k-fold binary-RR(eps1) product pair, rounded up."""
     if eps1 <= 0.0 or eps > k * eps1 * (1.0 + 1e-14):
         return 0.0
     # Live terms: (k - 2j) eps1 > eps, i.e. j < (k - eps/eps1)/2; the mask below is exact.
     jmax = min(k, int(math.floor((k - eps / eps1) / 2.0)) + 2)
-    p = float(special.expit(-eps1))     # prob of a "flip" (the Q-favoured outcome)
-    q = float(special.expit(eps1))
-    wlo, whi = binom_window(k, p, sds=_WINDOW_SDS, extra=40)
-    lo, hi = min(wlo, jmax), min(whi, jmax)
-    j = np.arange(lo, hi + 1, dtype=float)
+    p, q, wlo, whi, jall, wall = _rr_weights(float(eps1), int(k))
+    cut = max(0, min(whi, jmax) - wlo + 1)
+    j, w = jall[:cut], wall[:cut]
     # Term j is live when (k − 2j) eps1 > eps. The floating-point gap can be off by a few
     # ulps (3*0.3 vs 0.8999999999999999): widen it by that much, so that a term that is
     # live in exact arithmetic is never dropped and none is made smaller.
     top = (k - 2.0 * j) * eps1
     gap = top - eps + 8.0 * np.spacing(np.abs(top) + abs(eps))
     live = gap > 0
-    total = 0.0
-    if np.any(live):
-        jl = j[live]
-        if q < 1.0:
-            lw = binom_logpmf(jl, k, p, q)
-        else:
-            # eps1 > ~37: q rounds to 1 (Loader's form needs log(1 − q)); weights directly,
-            # log p = −eps1 − log1p(e^−eps1), log q = −log1p(e^−eps1), with a relative
-            # allowance for the log-gamma error at large k.
-            l1 = math.log1p(math.exp(-eps1))
-            lw = log_binom_coef(k, jl) - jl * (eps1 + l1) - (k - jl) * l1
-            lw = lw + 1e-15 * (k * math.log(k + 1.0) + jl * eps1 + 1.0)
-        total = float(np.sum(np.exp(lw) * -np.expm1(-gap[live])))
+    total = float(np.sum(w[live] * -np.expm1(-gap[live]))) if cut else 0.0
     # Live terms outside the window weigh at most their binomial mass (Chernoff bound,
     # in log space; at 40 sds it is ~e^-800, so a floor of the smallest subnormal keeps it
     # an upper bound without charging 1e-300 to targets like δ = 1e-300).
     tail = 0.0
-    if wlo > 0:
+    if wlo > 0 and wlo <= jmax:
         tail += _chernoff_tail(k, p, q, wlo - 1)
+    elif wlo > jmax:
+        tail += _chernoff_tail(k, p, q, jmax) if jmax < k * p else 1.0
     if whi < jmax:
         tail += _chernoff_tail(k, p, q, whi + 1)
     total += tail
@@ -177,7 +190,7 @@ def kov15_delta(eps_round: float, delta_round: float, rounds: int, epsilon: floa
     return _kov_delta(eps1, delta1, k, eps)
 
 
-def _kov_epsilon(eps1: float, delta1: float, k: int, delta: float) -> float:
+def _kov_epsilon(eps1: float, delta1: float, k: int, delta: float, rtol: float = 1e-11) -> float:
     # Need (1 - delta1)^k (1 - H) >= 1 - delta, i.e. H <= h_star.
     if math.log1p(-delta) - k * math.log1p(-delta1) > 0.0:
         return math.inf                   # the rounds' own δ already exceeds the target
@@ -193,7 +206,7 @@ def _kov_epsilon(eps1: float, delta1: float, k: int, delta: float) -> float:
         hi = hi * (1.0 + 1e-9) + 1e-12
         if not ok(hi):
             return math.inf
-    return bisect_certified(ok, 0.0, hi, want="smallest", xtol=1e-13, rtol=1e-11)
+    return bisect_certified(ok, 0.0, hi, want="smallest", xtol=1e-13, rtol=rtol)
 
 
 def kov15_epsilon(eps_round: float, delta_round: float, rounds: int, delta: float) -> float:
@@ -381,9 +394,11 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
                 cache[d1] = x
         return cache[d1]
 
-    def opt_val(d1):
+    def opt_val(d1, rtol=1e-7):
+        # Every value is certified whatever the tolerance; the split search only needs
+        # to rank splits, so it bisects coarsely and the chosen split is redone finely.
         x = e1(d1)
-        return _kov_epsilon(x, d1, k, delta) if math.isfinite(x) else math.inf
+        return _kov_epsilon(x, d1, k, delta, rtol) if math.isfinite(x) else math.inf
 
     def closed_val(d1):
         x = e1(d1)
@@ -404,6 +419,8 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
                 best_val, best_z, how, chosen_d1 = val, z, "refined", split(z)[0]
         if seed_val < best_val:
             best_val, how, chosen_d1 = seed_val, "seed delta/(2T)", seed_d1
+        if name == "kov15-optimal" and math.isfinite(best_val):
+            best_val = min(best_val, opt_val(chosen_d1, 1e-11))
         dcomp = -math.expm1(L - k * math.log1p(-chosen_d1)) if chosen_d1 > 0 else delta
         det = {"delta_round": chosen_d1, "delta_composition": dcomp, "split": how,
                "eps_round": e1(chosen_d1), "seed_split_value": seed_val}
