@@ -571,8 +571,9 @@ def _slice_points(pair: ClonePair, K: float, step: int | None = None):
     c = c_eval[jj].astype(float)
     lv = _half_logpmf(x, c)                      # log Bin(c,½)(x)
     # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
-    with np.errstate(divide="ignore"):
-        lu = np.where(x <= c, lv + np.log(x) - np.log(c + 1.0 - x), -c * math.log(2.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lu = np.where(x <= c, lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0)),
+                      -c * math.log(2.0))
     lu = np.where(x == 0, -np.inf, lu)
     logP = np.logaddexp(math.log(alpha) + lu, math.log(beta) + lv)
     # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
