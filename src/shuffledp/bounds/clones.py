@@ -276,7 +276,8 @@ class _ClosedBound(Bound):
         raise NotImplementedError
 
     def epsilon_one(self, proto, delta):
-        return float(round_up(self.closed(proto.eps0, proto.n, float(delta))))
+        # Bound.epsilon adds the floating-point slack (round_up) to upper outcomes.
+        return self.closed(proto.eps0, proto.n, float(delta))
 
     def delta_one(self, proto, eps):
         return _closed_delta(lambda d: float(round_up(self.closed(proto.eps0, proto.n, d))),
