@@ -60,16 +60,22 @@ def test_delta_question_and_inverse():
 
 
 def test_rdp_default_is_pointwise_min_of_upper_bounds():
+    from shuffledp.bounds import all_bounds
     p = sd.Shuffle(sd.LDP(1.0), n=1000)
     orders = [2, 3, 10, 100]
     c = sd.rdp(p, orders, rounds=3)
-    u1 = g.ub1(1.0, 1000, orders)
-    u2 = g.ub2(1.0, 1000, orders)
-    triv = np.minimum(1.0, np.array(orders) * 0.5) * (1 + 1e-12)
-    assert np.allclose(c.values, 3 * np.minimum(np.minimum(u1, u2), triv), rtol=1e-15)
+    # The default upper bounds with an RDP view; UB1 and trivial re-derived from formulas.
+    names = [b.id for b in all_bounds()
+             if b.has_rdp and b.kind == "upper" and b.default and b.check(p) is None]
+    assert {"girgis-ub1", "trivial", "fmt20"} <= set(names) and "girgis-ub2" not in names
+    curves = {b: sd.rdp(p, orders, bound=b).values for b in names}
+    assert np.allclose(curves["girgis-ub1"], g.ub1(1.0, 1000, orders), rtol=1e-15)
+    assert np.allclose(curves["trivial"], np.minimum(1.0, np.array(orders) * 0.5) * (1 + 1e-12),
+                       rtol=1e-15)
+    stack = np.stack([curves[b] for b in names])
+    assert np.allclose(c.values, 3 * stack.min(axis=0), rtol=1e-15)
     assert c.kind == "upper" and len(c.details["bound_per_order"]) == len(orders)
-    names = np.array(["girgis-ub1", "girgis-ub2", "trivial"])
-    which = names[np.argmin(np.stack([u1, u2, triv]), axis=0)]
+    which = np.array(names)[np.argmin(stack, axis=0)]
     assert list(c.details["bound_per_order"]) == list(which)
 
 

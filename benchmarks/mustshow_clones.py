@@ -1,0 +1,120 @@
+"""Issue #4 must-show numbers for the clone bounds (not a test: minutes of CPU at n = 1e6).
+
+For every (ε0, n) on the grid: our certified ε(δ = 1e-6) of the fmt20 and fmt23 pairs, and
+an independent float64 evaluation of the pair's δ(ε) written from spec/clones.md §1-2 as a
+direct sum of positive terms Σ_c Pr[C=c] Σ_x (P(x|c) − e^ε Q(x|c))_+ with
+scipy.stats.binom.logpmf weights (a different pmf algorithm from the library's). We check
+δ_ind(ε_ours) ≤ δ (ours is not below the root) and δ_ind(ε_ours (1 − 1e-6)) > δ (ours is
+within 1e-6 relative). Also krr-lower for k = 2, 3, 10 against fmt23, and the pair RDP at
+λ ∈ {2, 4, 8, 16, 32} against an independent direct sum (n ≤ 1e5).
+
+Run: PYTHONPATH=src python3 benchmarks/mustshow_clones.py
+"""
+
+import math
+import sys
+import time
+
+import numpy as np
+from scipy import stats
+
+import shuffledp as sd
+from shuffledp import clone_pair as cp
+
+
+def ind_delta(n, p, eps0, eps, sds=13.0):
+    alpha = 1.0 / (1.0 + math.exp(-eps0))
+    m = n - 1
+    mean, s = m * p, math.sqrt(m * p * (1 - p))
+    lo, hi = max(0, int(mean - sds * s - 10)), min(m, int(mean + sds * s + 10))
+    cs = np.arange(lo, hi + 1)
+    w = np.exp(stats.binom.logpmf(cs, m, p))
+    E = math.exp(eps)
+    tot = 0.0
+    for i in range(0, cs.size, 256):
+        c = cs[i:i + 256][:, None].astype(float)
+        half = sds * np.sqrt(np.maximum(c, 1)) / 2 + 10
+        width = int(half.max()) + 2
+        x = np.floor(c / 2) + np.arange(-2, width)[None, :]     # only x above ~c/2 can be > 0
+        x = np.minimum(x, c + 1)
+        u = np.exp(stats.binom.logpmf(x - 1, c, 0.5))
+        v = np.exp(stats.binom.logpmf(x, c, 0.5))
+        P = alpha * u + (1 - alpha) * v
+        Q = (1 - alpha) * u + alpha * v
+        term = np.maximum(P - E * Q, 0.0)
+        # x was clipped at c+1: count each (c, x) once
+        dup = np.concatenate([np.zeros((x.shape[0], 1), bool), x[:, 1:] == x[:, :-1]], axis=1)
+        term[dup] = 0.0
+        tot += float(np.dot(w[i:i + 256], term.sum(axis=1)))
+    return tot
+
+
+def ind_rdp(n, p, eps0, orders, sds=14.0):
+    alpha = 1.0 / (1.0 + math.exp(-eps0))
+    m = n - 1
+    mean, s = m * p, math.sqrt(m * p * (1 - p))
+    lo, hi = max(0, int(mean - sds * s - 10)), min(m, int(mean + sds * s + 10))
+    acc = np.zeros(len(orders))
+    for c in range(lo, hi + 1):
+        wc = math.exp(stats.binom.logpmf(c, m, p))
+        half = int(sds * math.sqrt(max(c, 1)) / 2 + 10)
+        x = np.arange(max(0, c // 2 - half), min(c + 1, c // 2 + half) + 1).astype(float)
+        u = np.exp(stats.binom.logpmf(x - 1, c, 0.5))
+        v = np.exp(stats.binom.logpmf(x, c, 0.5))
+        P = alpha * u + (1 - alpha) * v
+        Q = (1 - alpha) * u + alpha * v
+        lr = np.log(P) - np.log(Q)
+        for i, lam in enumerate(orders):
+            acc[i] += wc * np.sum(P * np.expm1((lam - 1) * lr))
+    return np.log1p(acc) / (np.array(orders) - 1.0)
+
+
+def main():
+    delta = 1e-6
+    E0 = [0.5, 1.0, 2.0, 4.0, 8.0]
+    NS = [1000, 10_000, 100_000, 1_000_000]
+    if "--quick" in sys.argv:
+        NS = NS[:3]
+    if "--rdp-only" in sys.argv:
+        NS = []
+    if NS:
+        print("## eps(delta=1e-6) of the pairs, checked by an independent direct sum")
+        print("| eps0 | n | fmt20 | fmt23 | ok20 | ok23 | krr-lower k=2 | k=3 | k=10 | lower<=fmt23 |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    worst_rel = 0.0
+    for n in NS:
+        for e0 in E0:
+            row = []
+            oks = []
+            for mk, p in ((cp.fmt20_pair, math.exp(-e0)), (cp.fmt23_pair, 2 / (math.exp(e0) + 1))):
+                e = cp.pair_epsilon(mk(e0, n), delta)
+                row.append(e)
+                if e >= e0 * (1 - 1e-9):
+                    oks.append("=eps0")
+                    continue
+                above = ind_delta(n, p, e0, e) <= delta * (1 + 1e-9)
+                within = ind_delta(n, p, e0, e * (1 - 1e-6)) > delta
+                oks.append("yes" if (above and within) else f"NO({above},{within})")
+            lows = []
+            for k in (2, 3, 10):
+                lows.append(sd.epsilon(sd.Shuffle(sd.RandomizedResponse(e0, k), n), delta=delta,
+                                       bound="krr-lower").epsilon)
+            le = all(l <= row[1] * (1 + 1e-12) for l in lows)
+            print(f"| {e0} | {n} | {row[0]:.10g} | {row[1]:.10g} | {oks[0]} | {oks[1]} | "
+                  f"{lows[0]:.6g} | {lows[1]:.6g} | {lows[2]:.6g} | {le} |", flush=True)
+    print()
+    print("## pair RDP vs an independent direct sum (relative difference, ours - ind)")
+    orders = [2, 4, 8, 16, 32]
+    for n in (1000, 10_000, 100_000):
+        for e0 in (0.5, 1.0, 4.0):
+            for name, mk, p in (("fmt20", cp.fmt20_pair, math.exp(-e0)),
+                                ("fmt23", cp.fmt23_pair, 2 / (math.exp(e0) + 1))):
+                ours = cp.pair_rdp(mk(e0, n), orders, step=1)   # exact sum (no Δ-blocks)
+                ind = ind_rdp(n, p, e0, orders)
+                rel = (ours - ind) / ind
+                print(f"{name} n={n} eps0={e0}: max rel {np.max(np.abs(rel)):.2e} "
+                      f"(min signed {np.min(rel):.2e})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,422 @@
+r"""Clone-reduction bounds: FMT20, FMT23 (with its errata), randomizer-specific, k-RR lower.
+
+Every bound here is an instance of the one generic pair of ``shuffledp.clone_pair``
+(spec/clones.md §1); they differ only in the clone probability p, the victim's probabilities
+and — most importantly — in the class of randomizers they are valid for:
+
+* ``fmt20`` / ``fmt20-closed`` — Feldman, McMillan, Talwar, "Hiding among the clones: a
+  simple and nearly optimal analysis of privacy amplification by shuffling", FOCS 2021,
+  arXiv:2012.12803 (Thm 3.1, Lemma 3.3; closed form Thm 3.1 as in the authors' code).
+  Valid for **every** adaptive sequence of ε0-LDP randomizers [V].
+* ``fmt23`` / ``fmt23-closed`` — Feldman, McMillan, Talwar, "Stronger privacy amplification
+  by shuffling for Rényi and approximate differential privacy", SODA 2023,
+  arXiv:2208.04591v3 (Thm 3.1, closed form Thm 3.2). The **errata** (Section 7) restricts
+  them to a class of randomizers; spec §4 proves the class S(ε0): R(x) ≥ (R(x⁰) + R(x¹))/
+  (e^ε0 + 1). k-RR and every 2-input randomizer are in it. On ``sd.LDP`` they refuse.
+* ``clone-specific`` — the generic pair with p = p_R computed from a given matrix
+  (spec §4) [D]: valid for that one randomizer, between FMT20 and FMT23.
+* ``krr-lower`` — what k-RR provably leaks on one instance (spec §5) [D]: k = 2 the exact
+  2RR instance (both directions); k ≥ 3 the k-RR marginal pair (g > 0, a LOWER bound only)
+  and, for small n, the exact value of the "others at the victim's first value" instance.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import special
+
+from .. import clone_pair as cp
+from ..errors import NotApplicableError
+from ..mechanisms import LDP, RandomizedResponse, Randomizer
+from ..numerics import hockey_stick, round_up
+from ._common import ldp_reason, no_sampling_reason
+from .base import Bound, register
+
+__all__ = ["fmt20_closed_epsilon", "fmt23_closed_epsilon", "fmt20_closed_condition",
+           "fmt23_closed_condition", "krr_first_value_delta", "OutsideCondition",
+           "ERRATA_REASON"]
+
+FMT20_REF = ("Feldman, McMillan, Talwar, Hiding among the clones, FOCS 2021, "
+             "arXiv:2012.12803")
+FMT23_REF = ("Feldman, McMillan, Talwar, Stronger privacy amplification by shuffling, "
+             "SODA 2023, arXiv:2208.04591v3 (with errata, Sec. 7)")
+
+ERRATA_REASON = (
+    "the FMT23 stronger-clone bound is valid only for randomizers in the restricted class "
+    "S(eps0) (R(x) >= (R(x0) + R(x1))/(e^eps0 + 1)); the FMT23 errata (arXiv:2208.04591v3, "
+    "Sec. 7) withdrew it for arbitrary eps0-LDP randomizers, so it cannot be applied to "
+    "'any eps0-LDP randomizer'. Use fmt20 (valid for every eps0-LDP randomizer), or pass the "
+    "concrete randomizer (RandomizedResponse(eps0, k) or Randomizer(matrix))")
+
+
+class OutsideCondition(NotApplicableError, ArithmeticError):
+    """A closed form asked outside its validity condition (depends on δ, so not in check).
+
+    Also an ``ArithmeticError`` so that the accountant's loop over all bounds records it as
+    skipped instead of stopping; asked by name it reaches the user as a NotApplicableError.
+    """
+
+
+def _clone_check(proto):
+    return ldp_reason(proto) or no_sampling_reason(proto)
+
+
+# ----------------------------------------------------------------------------------------
+# Closed forms (spec/clones.md §3)
+# ----------------------------------------------------------------------------------------
+def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
+    """ε0 ≤ log(n / (16 log(4/δ))) (the authors' code; spec §3)."""
+    return eps0 <= math.log(n / (16.0 * math.log(4.0 / delta)))
+
+
+def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
+    """FMT20 closed form as in the authors' public code [V] (spec §3), NOT rounded.
+
+    a' = 8 √(e^ε0 log(4/δ)/n), c' = 8 e^ε0/n, ε' = log(1 + a' + c'),
+    ε = log(1 + (1 − e^−ε0)/(1 + e^(−ε0−ε')) · (a' + c')). Raises ``OutsideCondition``
+    outside ε0 ≤ log(n/(16 log(4/δ))).
+    """
+    if not fmt20_closed_condition(eps0, n, delta):
+        raise OutsideCondition(
+            f"fmt20-closed is not applicable: it needs eps0 <= log(n/(16 log(4/delta))) = "
+            f"{math.log(n / (16.0 * math.log(4.0 / delta))):.6g}; got eps0 = {eps0!r}")
+    ap = 8.0 * math.sqrt(math.exp(eps0) * math.log(4.0 / delta) / n)
+    cpr = 8.0 * math.exp(eps0) / n
+    epr = math.log1p(ap + cpr)
+    return math.log1p(-math.expm1(-eps0) / (1.0 + math.exp(-eps0 - epr)) * (ap + cpr))
+
+
+def fmt23_closed_condition(eps0: float, n: int, delta: float) -> bool:
+    """n > 8 (e^ε0 + 1) log(4/δ) (FMT23 Thm 3.2 [R]; spec §3)."""
+    return n > 8.0 * (math.exp(eps0) + 1.0) * math.log(4.0 / delta)
+
+
+def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
+    """FMT23 Theorem 3.2 [R] (spec §3), NOT rounded; ``OutsideCondition`` outside it.
+
+    ε = log(1 + (e^ε0 − 1)/(e^ε0 + 1) · (√(32 (e^ε0 + 1) log(4/δ)/(n − 1))
+        + 4 (e^ε0 + 1)/(n − 1))).
+    """
+    if not fmt23_closed_condition(eps0, n, delta):
+        raise OutsideCondition(
+            f"fmt23-closed is not applicable: it needs n > 8 (e^eps0 + 1) log(4/delta) = "
+            f"{8.0 * (math.exp(eps0) + 1.0) * math.log(4.0 / delta):.6g}; got n = {n}")
+    e = math.exp(eps0)
+    lg = math.log(4.0 / delta)
+    return math.log1p(math.tanh(eps0 / 2.0) * (math.sqrt(32.0 * (e + 1.0) * lg / (n - 1))
+                                               + 4.0 * (e + 1.0) / (n - 1)))
+
+
+def _closed_delta(eps_of_delta, eps: float) -> float:
+    """Smallest certified δ with closed_eps(δ) ≤ ε, by bisection on log δ (δ ≤ 0.5).
+
+    The closed forms are non-increasing in δ and their condition holds for large δ only, so
+    the set of good δ is an interval [δ*, 0.5]. Returns the certified (larger) end.
+    """
+    def good(ld):
+        try:
+            return eps_of_delta(math.exp(ld)) <= eps
+        except OutsideCondition:
+            return False
+
+    lo, hi = math.log(1e-300), math.log(0.5)
+    if not good(hi):
+        raise OutsideCondition(
+            f"the closed form gives no delta <= 0.5 with epsilon <= {eps!r} inside its "
+            "validity condition")
+    if good(lo):
+        return 1e-300
+    for _ in range(200):
+        if hi - lo <= 1e-12 * abs(hi) + 1e-12:
+            break
+        mid = 0.5 * (lo + hi)
+        if good(mid):
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)
+
+
+# ----------------------------------------------------------------------------------------
+# Class S(ε0)
+# ----------------------------------------------------------------------------------------
+def _stronger_reason(proto) -> str | None:
+    """None if the mechanism is known to be in S(ε0) (spec §4); otherwise why not."""
+    m = proto.mechanism
+    if isinstance(m, RandomizedResponse):
+        return None                            # k-RR is in S(ε0) for every k [D]
+    if isinstance(m, Randomizer):
+        if m.inputs == 2:
+            return None                        # every 2-input randomizer is in S(ε0)
+        if cp.in_stronger_class(m.array, m.eps0):
+            return None
+        return ("this randomizer is not in the class S(eps0) that the FMT23 errata "
+                f"restricts the stronger clone to (its p_R = {cp.specific_p(m.array):.6g} < "
+                f"2/(e^eps0 + 1) = {2.0 * special.expit(-m.eps0):.6g}); use clone-specific "
+                "(the same pair with this randomizer's p_R) or fmt20")
+    if isinstance(m, LDP):
+        return ERRATA_REASON
+    return f"unknown mechanism {m!r}"
+
+
+# ----------------------------------------------------------------------------------------
+# Pair-based upper bounds
+# ----------------------------------------------------------------------------------------
+class _PairBound(Bound):
+    """A bound given by one g = 0 clone pair: δ(ε), ε(δ) and RDP of the pair."""
+
+    kind = "upper"
+    has_dp = True
+    has_rdp = True
+
+    def pair(self, proto) -> cp.ClonePair:
+        raise NotImplementedError
+
+    def delta_one(self, proto, eps):
+        return cp.pair_delta(self.pair(proto), float(eps))
+
+    def epsilon_one(self, proto, delta):
+        return cp.pair_epsilon(self.pair(proto), float(delta))
+
+    def eps_hi(self, proto):
+        return self.pair(proto).log_ratio
+
+    def rdp(self, proto, orders):
+        return cp.pair_rdp(self.pair(proto), orders)
+
+    def routes(self, rounds):
+        # One round: the exact pair δ(ε) is below any RDP conversion of the same pair, so
+        # the (costly) RDP route cannot win; drop it.
+        r = super().routes(rounds)
+        return [x for x in r if x != "rdp"] if rounds == 1 else r
+
+    def max_order(self, proto):
+        # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices
+        # are coarse and the bound only gets looser (still valid).
+        return 100_000
+
+
+@functools.lru_cache(maxsize=256)
+def _fmt20(eps0, n):
+    return cp.fmt20_pair(eps0, n)
+
+
+@functools.lru_cache(maxsize=256)
+def _fmt23(eps0, n):
+    return cp.fmt23_pair(eps0, n)
+
+
+@register
+class FMT20(_PairBound):
+    id = "fmt20"
+    title = "FMT20 clone pair, exact numerics"
+    reference = FMT20_REF + ", Thm 3.1 / Lemma 3.3; spec/clones.md §1-2, §6"
+
+    def check(self, proto):
+        return _clone_check(proto)
+
+    def valid_for(self, proto):
+        return "any eps0-LDP randomizer (adaptive sequences included)"
+
+    def pair(self, proto):
+        return _fmt20(float(proto.eps0), int(proto.n))
+
+
+@register
+class FMT23(_PairBound):
+    id = "fmt23"
+    title = "FMT23 stronger clone pair, exact numerics (restricted class, errata)"
+    reference = FMT23_REF + ", Thm 3.1 as restricted by the errata; spec/clones.md §1, §4"
+
+    def check(self, proto):
+        return _clone_check(proto) or _stronger_reason(proto)
+
+    def valid_for(self, proto):
+        return ("randomizers in class S(eps0) (k-RR, 2-input randomizers, matrices passing "
+                f"the finite check): here {proto.mechanism.describe()}")
+
+    def pair(self, proto):
+        return _fmt23(float(proto.eps0), int(proto.n))
+
+
+@register
+class CloneSpecific(_PairBound):
+    id = "clone-specific"
+    title = "Clone pair with this randomizer's own clone probability p_R"
+    reference = FMT23_REF + ", Lemma 7.3 idea; p_R of spec/clones.md §4 [D]"
+
+    def check(self, proto):
+        r = _clone_check(proto)
+        if r:
+            return r
+        if not isinstance(proto.mechanism, Randomizer):
+            return ("it needs the randomizer's matrix (Randomizer(matrix)); for "
+                    "RandomizedResponse use fmt23, for any eps0-LDP randomizer fmt20")
+        return None
+
+    def valid_for(self, proto):
+        return f"this one randomizer only ({proto.mechanism.describe()})"
+
+    def pair(self, proto):
+        return cp.specific_pair(proto.mechanism, int(proto.n))
+
+
+# ----------------------------------------------------------------------------------------
+# Closed-form upper bounds
+# ----------------------------------------------------------------------------------------
+class _ClosedBound(Bound):
+    kind = "upper"
+    has_dp = True
+    has_rdp = False
+
+    def closed(self, eps0, n, delta):
+        raise NotImplementedError
+
+    def epsilon_one(self, proto, delta):
+        # Bound.epsilon adds the floating-point slack (round_up) to upper outcomes.
+        return self.closed(proto.eps0, proto.n, float(delta))
+
+    def delta_one(self, proto, eps):
+        return _closed_delta(lambda d: float(round_up(self.closed(proto.eps0, proto.n, d))),
+                             float(eps))
+
+
+@register
+class FMT20Closed(_ClosedBound):
+    id = "fmt20-closed"
+    title = "FMT20 closed form (authors' code form)"
+    reference = FMT20_REF + ", Thm 3.1 closed form as in the authors' public code; spec §3"
+
+    def check(self, proto):
+        return _clone_check(proto)
+
+    def valid_for(self, proto):
+        return ("any eps0-LDP randomizer, when eps0 <= log(n/(16 log(4/delta)))")
+
+    def closed(self, eps0, n, delta):
+        return fmt20_closed_epsilon(eps0, n, delta)
+
+
+@register
+class FMT23Closed(_ClosedBound):
+    id = "fmt23-closed"
+    default = False                           # [R]: reconstructed, not confirmed
+    title = "FMT23 Theorem 3.2 closed form [R]"
+    reference = FMT23_REF + ", Thm 3.2 (reconstructed [R]); spec/clones.md §3"
+
+    def check(self, proto):
+        return _clone_check(proto) or _stronger_reason(proto)
+
+    def valid_for(self, proto):
+        return ("class S(eps0) only, when n > 8 (e^eps0 + 1) log(4/delta); reconstructed "
+                "formula [R], never the default answer")
+
+    def closed(self, eps0, n, delta):
+        return fmt23_closed_epsilon(eps0, n, delta)
+
+
+# ----------------------------------------------------------------------------------------
+# k-RR lower bound (spec/clones.md §5)
+# ----------------------------------------------------------------------------------------
+#: The exact "others at the victim's first value" instance costs O(n²): only for small n.
+FIRST_VALUE_MAX_N = 400
+
+
+@functools.lru_cache(maxsize=64)
+def _first_value_logpmfs(eps0: float, k: int, n: int):
+    """log-laws of (N0, N1) for k-RR on X0 = (0, 0, …, 0), X1 = (1, 0, …, 0).
+
+    The counts of the other k − 2 values are exchangeable and identically distributed
+    under X0 and X1 given N0 + N1, so (N0, N1) is sufficient: its hockey-stick divergence is
+    the instance's exact δ(ε).
+    """
+    d = math.exp(eps0) + k - 1
+    l_hi, l_lo = eps0 - math.log(d), -math.log(d)
+    l_rest = math.log(k - 2) - math.log(d) if k > 2 else -math.inf
+    m = n - 1
+    i = np.arange(0, n + 1)[:, None].astype(float)
+    j = np.arange(0, n + 1)[None, :].astype(float)
+
+    def logM(a, b):
+        # Trinomial(m; e/D, 1/D, (k−2)/D) at (a, b, m − a − b); −inf outside.
+        r = m - a - b
+        ok = (a >= 0) & (b >= 0) & (r >= 0)
+        aa, bb, rr = np.where(ok, a, 0), np.where(ok, b, 0), np.where(ok, r, 0)
+        with np.errstate(invalid="ignore"):
+            rest = np.where(rr > 0, rr * l_rest, 0.0)
+            val = (special.gammaln(m + 1) - special.gammaln(aa + 1) - special.gammaln(bb + 1)
+                   - special.gammaln(rr + 1) + aa * l_hi + bb * l_lo + rest)
+        return np.where(ok, val, -np.inf)
+
+    u = logM(i - 1, j)       # victim reported 0
+    v = logM(i, j - 1)       # victim reported 1
+    w = logM(i, j)           # victim reported another value
+    with np.errstate(invalid="ignore"):
+        lp = special.logsumexp(np.stack([u + l_hi, v + l_lo, w + l_rest]), axis=0)
+        lq = special.logsumexp(np.stack([u + l_lo, v + l_hi, w + l_rest]), axis=0)
+    return lp.ravel(), lq.ravel()
+
+
+def krr_first_value_delta(eps0: float, k: int, n: int, eps: float) -> float:
+    """Exact δ(ε) (max of both directions) of k-RR on X0 = (0,…,0), X1 = (1,0,…,0).
+
+    Scaled down by 1e-9 relative: log-gamma differences lose ~1e-13; the result must stay
+    a lower bound.
+    """
+    lp, lq = _first_value_logpmfs(float(eps0), int(k), int(n))
+    return max(hockey_stick(lp, lq, eps), hockey_stick(lq, lp, eps)) * (1.0 - 1e-9)
+
+
+@register
+class KrrLower(Bound):
+    id = "krr-lower"
+    kind = "lower"
+    has_dp = True
+    has_rdp = False
+    title = "k-RR lower bound: what k-ary randomized response provably leaks"
+    reference = (FMT23_REF + ", Sec. 5 (2RR/3RR lower bounds, Fig. 1); spec/clones.md §5 [D]")
+
+    def check(self, proto):
+        r = _clone_check(proto)
+        if r:
+            return r
+        if not isinstance(proto.mechanism, RandomizedResponse):
+            return "its instances are k-ary randomized response: pass RandomizedResponse(eps0, k)"
+        return None
+
+    def valid_for(self, proto):
+        k = proto.mechanism.k
+        if k == 2:
+            return "binary RR on X0 = (0,1,...,1), X1 = (1,...,1): this much leaks (lower bound)"
+        return (f"{k}-RR on X0 = (0,2,...,2) vs X1 = (1,2,...,2) (counts of 0s and 1s)"
+                + (" and on (0,0,...,0) vs (1,0,...,0)" if proto.n <= FIRST_VALUE_MAX_N else "")
+                + ": this much leaks (lower bound)")
+
+    def eps_hi(self, proto):
+        return float(proto.eps0)
+
+    def delta_one(self, proto, eps):
+        from .girgis import lower_delta
+        e0, k, n = float(proto.eps0), proto.mechanism.k, int(proto.n)
+        eps = float(eps)
+        if e0 == 0.0 or eps >= e0:
+            return 0.0
+        if k == 2:
+            # The 2RR instance is Girgis' binary instance with the labels swapped.
+            return lower_delta(e0, n, eps)
+        val = cp.pair_delta_lower(cp.krr_marginal_pair(e0, k, n), eps)
+        if n <= FIRST_VALUE_MAX_N:
+            val = max(val, krr_first_value_delta(e0, k, n, eps))
+        return val
+
+    def epsilon_one(self, proto, delta):
+        """Largest certified ε with δ(ε) > δ: no mechanism containing the instance does better."""
+        hi = float(proto.eps0)
+        f = lambda e: self.delta_one(proto, e)  # noqa: E731
+        if hi == 0.0 or f(0.0) <= delta:
+            return 0.0
+        lo, _ = cp._root(f, 0.0, hi, float(delta), 1e-11)
+        return lo

@@ -1,0 +1,199 @@
+"""Tests of the registered clone bounds (src/shuffledp/bounds/clones.py) through the API."""
+
+import math
+
+import numpy as np
+import pytest
+
+import shuffledp as sd
+from shuffledp.bounds import get
+from shuffledp.errors import NotApplicableError
+
+import oracle
+
+
+UPPER = ("fmt20", "fmt23", "clone-specific")
+
+
+def _applicable_uppers(proto):
+    return [b for b in UPPER if get(b).check(proto) is None]
+
+
+# ---------------------------------------------------------------------------------------
+# Applicability, the errata, contract
+# ---------------------------------------------------------------------------------------
+def test_fmt23_on_ldp_explains_errata_and_names_alternatives():
+    with pytest.raises(NotApplicableError) as exc:
+        sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, bound="fmt23")
+    msg = str(exc.value)
+    assert "errata" in msg and "fmt20" in msg
+    assert "concrete randomizer" in msg
+    assert "Bounds that apply" in msg
+
+
+def test_which_randomizers_fmt23_accepts():
+    ok = [sd.RandomizedResponse(1.0, 2), sd.RandomizedResponse(1.0, 7),
+          sd.Randomizer([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]),        # 2 inputs
+          sd.Randomizer(oracle.rr_matrix(0.8, 4))]                    # passes the S check
+    for m in ok:
+        assert get("fmt23").check(sd.Shuffle(m, 100)) is None, m
+    # Unary-encoding-like 3-input randomizer: outside S(ε0) (spec §4).
+    ue = sd.Randomizer([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
+    assert get("fmt23").check(sd.Shuffle(ue, 100)) is None          # this one is 3-RR: inside
+    out = sd.Randomizer([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.1, 0.1, 0.8]])
+    why = get("fmt23").check(sd.Shuffle(out, 100))
+    assert why and "clone-specific" in why
+    assert get("clone-specific").check(sd.Shuffle(out, 100)) is None
+    assert get("fmt20").check(sd.Shuffle(sd.LDP(1.0), 100)) is None
+
+
+def test_contract_flags():
+    assert get("fmt23-closed").default is False
+    assert get("fmt20-closed").default is True
+    assert get("krr-lower").kind == "lower"
+    for b in ("fmt20", "fmt23", "clone-specific", "fmt20-closed", "fmt23-closed"):
+        assert get(b).kind == "upper" and get(b).has_dp
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 3), 1000)
+    assert "S(eps0)" in get("fmt23").valid_for(proto)
+    assert "any eps0-LDP" in get("fmt20").valid_for(proto)
+
+
+def test_accountant_picks_fmt23_only_when_valid():
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 10_000), delta=1e-6)
+    assert r.bound == "fmt23" and r.kind == "upper"
+    r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6)
+    assert r.bound == "fmt20"
+    assert all(c.bound not in ("fmt23", "fmt23-closed") for c in r.candidates)
+
+
+# ---------------------------------------------------------------------------------------
+# Closed forms (spec §3), written out independently here
+# ---------------------------------------------------------------------------------------
+def _fmt20_closed_direct(e0, n, d):
+    a = 8 * math.sqrt(math.exp(e0) * math.log(4 / d) / n)
+    c = 8 * math.exp(e0) / n
+    ep = math.log(1 + a + c)
+    return math.log(1 + (1 - math.exp(-e0)) / (1 + math.exp(-e0 - ep)) * (a + c))
+
+
+def _fmt23_closed_direct(e0, n, d):
+    E = math.exp(e0)
+    return math.log(1 + (E - 1) / (E + 1) * (math.sqrt(32 * (E + 1) * math.log(4 / d) / (n - 1))
+                                             + 4 * (E + 1) / (n - 1)))
+
+
+@pytest.mark.parametrize("e0,n,d", [(4.0, 100_000, 1e-6), (1.0, 10_000, 1e-6),
+                                    (0.5, 1_000_000, 1e-9), (2.0, 50_000, 1e-3)])
+def test_closed_forms_exact_inside_conditions(e0, n, d):
+    from shuffledp.bounds.clones import fmt20_closed_epsilon, fmt23_closed_epsilon
+    ref20, ref23 = _fmt20_closed_direct(e0, n, d), _fmt23_closed_direct(e0, n, d)
+    assert abs(fmt20_closed_epsilon(e0, n, d) - ref20) <= 1e-12 * ref20
+    assert abs(fmt23_closed_epsilon(e0, n, d) - ref23) <= 1e-12 * ref23
+    # Through the API: rounded up by the 1e-12 slack of every upper bound, never down.
+    r20 = sd.epsilon(sd.Shuffle(sd.LDP(e0), n), delta=d, bound="fmt20-closed").epsilon
+    assert ref20 * (1 - 1e-15) <= r20 <= ref20 * (1 + 2e-12)
+    r23 = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(e0), n), delta=d, bound="fmt23-closed").epsilon
+    assert ref23 * (1 - 1e-15) <= r23 <= ref23 * (1 + 2e-12)
+    # ... and they are upper bounds above the exact pairs.
+    assert r20 >= sd.epsilon(sd.Shuffle(sd.LDP(e0), n), delta=d, bound="fmt20").epsilon
+
+
+def test_closed_form_anchor():
+    r = sd.epsilon(sd.Shuffle(sd.LDP(4.0), 100_000), delta=1e-6, bound="fmt20-closed")
+    assert abs(r.epsilon - 0.53780) < 5e-6
+
+
+def test_closed_forms_not_applicable_outside():
+    # FMT20: ε0 ≤ log(n/(16 log(4/δ))) fails at n = 1000, ε0 = 4.
+    with pytest.raises(NotApplicableError, match="not applicable"):
+        sd.epsilon(sd.Shuffle(sd.LDP(4.0), 1000), delta=1e-6, bound="fmt20-closed")
+    # FMT23: n > 8 (e^ε0 + 1) log(4/δ) fails at n = 100.
+    with pytest.raises(NotApplicableError, match="not applicable"):
+        sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0), 100), delta=1e-6, bound="fmt23-closed")
+    # The accountant skips them with the reason instead of failing.
+    r = sd.epsilon(sd.Shuffle(sd.LDP(4.0), 1000), delta=1e-6)
+    assert any(b == "fmt20-closed" and "not applicable" in why for b, why in r.not_applicable)
+
+
+def test_closed_delta_is_inverse():
+    proto = sd.Shuffle(sd.LDP(1.0), 100_000)
+    d = sd.delta(proto, epsilon=0.1, bound="fmt20-closed").delta
+    e = sd.epsilon(proto, delta=d, bound="fmt20-closed").epsilon
+    assert e <= 0.1 * (1 + 1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# Brute force through the public API
+# ---------------------------------------------------------------------------------------
+def _mechs():
+    yield sd.RandomizedResponse(1.0, 2), oracle.rr_matrix(1.0, 2), 6
+    yield sd.RandomizedResponse(0.7, 3), oracle.rr_matrix(0.7, 3), 4
+    rng = np.random.default_rng(7)
+    for k in (3, 4):
+        M = rng.uniform(0.1, 1.0, size=(k, k))
+        M /= M.sum(axis=1, keepdims=True)
+        yield sd.Randomizer(M.tolist()), M.tolist(), 3
+
+
+def test_every_upper_bound_dominates_brute_force():
+    for mech, R, n in _mechs():
+        proto = sd.Shuffle(mech, n)
+        bounds = _applicable_uppers(proto)
+        assert "fmt20" in bounds
+        for eps in (0.1, 0.4):
+            worst, _ = oracle.worst_delta(R, n, eps)
+            for b in bounds:
+                got = sd.delta(proto, epsilon=eps, bound=b).delta
+                assert got >= float(worst), (b, mech, eps)
+
+
+def test_counterexample_no_upper_bound_uses_g_positive_pair():
+    # spec §1: 3-RR, n = 3, ε0 = 0.7, ε = 0.49: true 0.02392, g > 0 pair 0.01988, FMT23 0.05651.
+    proto = sd.Shuffle(sd.RandomizedResponse(0.7, 3), 3)
+    worst, _ = oracle.worst_delta(oracle.rr_matrix(0.7, 3), 3, 0.49)
+    for b in _applicable_uppers(proto) + ["trivial"]:
+        assert sd.delta(proto, epsilon=0.49, bound=b).delta >= float(worst)
+    assert abs(sd.delta(proto, epsilon=0.49, bound="fmt23").delta - 0.05651) < 5e-6
+    low = sd.delta(proto, epsilon=0.49, bound="krr-lower").delta
+    assert 0.01988 - 5e-6 <= low <= float(worst)
+
+
+@pytest.mark.parametrize("k,n,eps0", [(2, 6, 1.0), (3, 4, 0.7), (5, 3, 1.2)])
+def test_krr_lower_below_exact_instance_and_fmt23(k, n, eps0):
+    proto = sd.Shuffle(sd.RandomizedResponse(eps0, k), n)
+    R = oracle.rr_matrix(eps0, k)
+    for eps in (0.1, 0.3):
+        low = sd.delta(proto, epsilon=eps, bound="krr-lower").delta
+        worst, _ = oracle.worst_delta(R, n, eps)
+        assert low <= float(worst)
+        if k == 2:   # exact on its instance (spec §5): X0 = (0,1,..,1), X1 = (1,..,1)
+            X0, X1 = (0,) + (1,) * (n - 1), (1,) * n
+            P, Q = oracle.shuffled(R, X0), oracle.shuffled(R, X1)
+            inst = max(oracle.hockey(P, Q, eps), oracle.hockey(Q, P, eps))
+            assert abs(low - float(inst)) <= 1e-9 * float(inst)
+        else:        # at least the first-value instance, computed by brute force
+            X0, X1 = (0,) * n, (1,) + (0,) * (n - 1)
+            P, Q = oracle.shuffled(R, X0), oracle.shuffled(R, X1)
+            inst = max(oracle.hockey(P, Q, eps), oracle.hockey(Q, P, eps))
+            assert low >= float(inst) * (1 - 1e-8)
+        assert low <= sd.delta(proto, epsilon=eps, bound="fmt23").delta
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_krr_lower_epsilon_below_fmt23(k):
+    proto = sd.Shuffle(sd.RandomizedResponse(2.0, k), 5000)
+    low = sd.epsilon(proto, delta=1e-6, bound="krr-lower")
+    up = sd.epsilon(proto, delta=1e-6, bound="fmt23")
+    assert low.kind == "lower" and 0 < low.epsilon <= up.epsilon
+    # certified side of a lower bound: δ at the returned ε is still above the target
+    assert get("krr-lower").delta_one(proto, low.epsilon) > 1e-6
+
+
+def test_rounds_use_pair_rdp():
+    proto = sd.Shuffle(sd.RandomizedResponse(2.0, 3), 2000)
+    r1 = sd.epsilon(proto, delta=1e-6, bound="fmt23")
+    r5 = sd.epsilon(proto, delta=1e-6, rounds=5, bound="fmt23", composition="rdp")
+    assert r5.epsilon > r1.epsilon
+    c = sd.rdp(proto, orders=[2, 3], bound="fmt23")
+    c5 = sd.rdp(proto, orders=[2, 3], rounds=5, bound="fmt23")
+    assert np.allclose(np.asarray(c5.values), 5 * np.asarray(c.values), rtol=1e-14)
