@@ -22,7 +22,7 @@ import pytest
 import shuffledp as sd
 from shuffledp import gaussian_rdp as K
 from shuffledp.bounds.gaussian import table1_epsilon
-from shuffledp.rdp import eps_from_rdp
+from shuffledp.conversions import eps_from_rdp
 
 DPS = 60
 

@@ -40,7 +40,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import composition as _comp
-from .. import rdp as _rdp
+from .. import conversions as _rdp
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, round_up
 
@@ -158,6 +158,14 @@ class Bound:
         logp, logq, tail = self.pld_atoms(proto)
         return logp, logq, float(tail)
 
+    #: True when one RDP order costs ~0.1 s (exact pair sums): the search uses the sparse grid.
+    rdp_expensive: bool = False
+
+    def _order_grid(self) -> str:
+        if self.rdp_expensive:
+            return "sparse"
+        return "dense" if self.kind == "upper" else "coarse"
+
     def _rdp_kind(self) -> str:
         return "upper" if self.kind == "upper" else "estimate"
 
@@ -167,7 +175,7 @@ class Bound:
         if route == "rdp":
             c = _rdp.search_epsilon(lambda o: self.rdp(proto, o), delta, rounds,
                                     max_order=self.max_order(proto),
-                                    coarse=self.kind != "upper")
+                                    coarse=self._order_grid())
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})
@@ -189,7 +197,7 @@ class Bound:
         if route == "rdp":
             c = _rdp.search_delta(lambda o: self.rdp(proto, o), eps, rounds,
                                   max_order=self.max_order(proto),
-                                  coarse=self.kind != "upper")
+                                  coarse=self._order_grid())
             return Outcome(c.value, self._rdp_kind(), "rdp",
                            {"order": c.order, "order_limit_hit": c.limit_hit,
                             "max_order_evaluated": c.max_order})
@@ -235,12 +243,34 @@ class Bound:
         if not routes:
             raise NotApplicableError(f"bound {self.id!r} offers no route for rounds={rounds}")
         outs = []
+        pruned = {}
         for r in routes:
+            if (r == "kov15" and fn == self.epsilon_route and self.kind == "upper"
+                    and composition is None and outs):
+                # KOV15 is the costly route (an optimised δ split, ~30 single-round roots).
+                # A floor on whatever it could return: the optimal composition of the
+                # single-round ε at the *whole* δ with no per-round δ (every split has a
+                # larger ε1 and less δ left, and the theorem is monotone in both). If even
+                # that floor cannot beat a route already computed, skip it.
+                beat = min(o.value for o in outs if o.kind == "upper") if any(
+                    o.kind == "upper" for o in outs) else math.inf
+                try:
+                    floor = _comp.kov15_epsilon(self.epsilon_one(proto, x), 0.0, rounds, x)
+                except (ValueError, ArithmeticError, NotImplementedError):
+                    floor = -math.inf
+                if floor * (1.0 - 1e-9) >= beat:
+                    pruned[r] = floor
+                    continue
             o = fn(proto, x, rounds, r)
             if not (isinstance(o.value, float) and not math.isnan(o.value)):
                 raise ArithmeticError(f"bound {self.id!r} route {r!r} produced {o.value!r}")
             outs.append(o)
-        return self._pick(outs)
+        best = self._pick(outs)
+        if pruned:
+            best.details["routes_skipped"] = {
+                k: f"cannot beat the other routes: its value is at least {v:.6g}"
+                for k, v in pruned.items()}
+        return best
 
     def epsilon(self, proto, delta: float, rounds: int = 1, composition: str | None = None) -> Outcome:
         o = self._run(self.epsilon_route, proto, delta, rounds, composition)

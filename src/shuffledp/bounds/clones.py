@@ -171,6 +171,7 @@ class _PairBound(Bound):
     kind = "upper"
     has_dp = True
     has_rdp = True
+    rdp_expensive = True
 
     def pair(self, proto) -> cp.ClonePair:
         raise NotImplementedError

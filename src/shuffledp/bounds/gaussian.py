@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import gaussian_rdp as K
-from .. import rdp as _rdp
+from .. import conversions as _rdp
 from ..mechanisms import Gaussian
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement

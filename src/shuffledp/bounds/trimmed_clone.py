@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import gaussian_rdp as G
-from .. import rdp as _rdp
+from .. import conversions as _rdp
 from .._clone_pair_tmp import ClonePair, pair_delta, pair_epsilon, pair_rdp   # TEMPORARY: see module
 from ..numerics import round_up
 from .base import Bound, Outcome, register
@@ -102,7 +102,8 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
         rest = delta - charge * (1 + 1e-12)
         if rest <= 0:
             return math.inf
-        conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o), rest, rounds, max_order=4096)
+        conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o), rest, rounds, max_order=4096,
+                                    coarse="sparse")
         return conv.value
 
     lo, hi = _eps0_range(n * rounds, sigma, delta)
@@ -155,7 +156,8 @@ class TrimmedClone(Bound):
                 return 1.0
             if rounds == 1:
                 return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
-            conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096)
+            conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096,
+                                        coarse="sparse")
             return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
 
         lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))

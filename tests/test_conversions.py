@@ -14,8 +14,8 @@ import oracle
 import shuffledp as sd
 from shuffledp.bounds import girgis as g  # noqa: F811
 
-# `shuffledp.rdp` the function (sd.rdp) shadows the submodule as a package attribute.
-rdp = importlib.import_module("shuffledp.rdp")
+# The RDP machinery lives in shuffledp.conversions (sd.rdp is the accountant function).
+rdp = importlib.import_module("shuffledp.conversions")
 from shuffledp.bounds import girgis as g
 
 
