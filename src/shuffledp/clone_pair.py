@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .numerics import bd0, binom_logpmf, binom_window, round_up, stirlerr
+from .numerics import (bd0, binom_logpmf, binom_window, half_binom_logpmf,
+                       half_binom_logpmf_runs, round_up, stirlerr)
 
 __all__ = [
     "ClonePair",
@@ -209,22 +210,7 @@ def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
 # ----------------------------------------------------------------------------------------
 # Slices
 # ----------------------------------------------------------------------------------------
-def _half_logpmf(k, c):
-    """log Pr[Bin(c, ½) = k], vectorised in both k and c (Loader's form; −inf outside)."""
-    k = np.asarray(k, dtype=float)
-    c = np.asarray(c, dtype=float)
-    k, c = np.broadcast_arrays(k, c)
-    out = np.full(k.shape, -np.inf)
-    edge = ((k == 0) | (k == c)) & (c >= 0)
-    out[edge] = -c[edge] * math.log(2.0)
-    inner = (k > 0) & (k < c)
-    if np.any(inner):
-        ki, ci = k[inner], c[inner]
-        nk = ci - ki
-        half = 0.5 * ci
-        out[inner] = (stirlerr(ci) - stirlerr(ki) - stirlerr(nk) - bd0(ki, half) - bd0(nk, half)
-                      - 0.5 * np.log(2.0 * math.pi * ki * nk / ci))
-    return out
+_half_logpmf = half_binom_logpmf   # the numerics layer's Loader form
 
 
 def _half_sf(m, c):
@@ -633,7 +619,7 @@ def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
     offs = np.arange(jj.size) - np.repeat(np.cumsum(counts) - counts, counts)
     x = (alo[jj] + offs).astype(float)
     c = c_eval[jj].astype(float)
-    lv = _half_logpmf(x, c)                      # log Bin(c,½)(x)
+    lv = half_binom_logpmf_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
     # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
     with np.errstate(divide="ignore", invalid="ignore"):
         lu = np.where(x <= c, lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0)),
@@ -693,7 +679,10 @@ def pair_rdp(pair: ClonePair, orders, step: int | None = None,
     groups.append(cur)
     for grp in groups:
         g_orders = flat[grp]
-        K = _rdp_window_sds(int(g_orders.max()), lr)
+        # Windows on a ladder of 4 standard deviations: a wider window is still rigorous
+        # (its remainders are computed for the window used) and the points of one rung
+        # are cached, so the order search's later calls reuse them.
+        K = 4.0 * math.ceil(_rdp_window_sds(int(g_orders.max()), lr) / 4.0)
         res[grp] = _rdp_group(pair, g_orders, K, step, budget or RDP_POINT_BUDGET)
     out[...] = res.reshape(lam.shape)
     return round_up(out)
@@ -703,35 +692,72 @@ def pair_rdp(pair: ClonePair, orders, step: int | None = None,
 _CHUNK_POINTS = 1_000_000
 
 
+#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. Eight entries of at
+#: most RDP_POINT_BUDGET points (two float64 arrays each): ≤ 520 MB.
+_TERMS_CACHE: "dict" = {}
+_TERMS_CACHE_SIZE = 8
+
+
+def _rdp_terms(pair: ClonePair, K: float, step, budget):
+    """The points of the RDP sum as chunks of (weight, log-ratio), plus the remainders."""
+    key = (pair, K, step, budget)
+    hit = _TERMS_CACHE.pop(key, None)
+    if hit is None:
+        c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, K, step, budget)
+        chunks = []
+        counts = ahi + 2 - alo
+        j0 = 0
+        while j0 < c_eval.size:
+            j1 = j0 + 1
+            tot = counts[j0]
+            while j1 < c_eval.size and tot + counts[j1] <= _CHUNK_POINTS:
+                tot += counts[j1]
+                j1 += 1
+            jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, j0, j1)
+            # Points with ℓ ≥ 0 first: their terms are ≥ 0 and the others' ≤ 0, so the sum
+            # of absolute values (for the rounding charge) needs no extra pass.
+            idx = np.argsort(ell < 0, kind="stable")
+            split = int(np.count_nonzero(ell >= 0))
+            jj, logP, ell = jj[idx], logP[idx], ell[idx]
+            chunks.append((mass[jj] * np.exp(logP),          # block mass × P(x | c_j)
+                           ell, split, (j0, j1)))
+            j0 = j1
+        hit = (chunks, float(np.dot(mass, tails)), below, (c_eval, mass, alo, ahi))
+    _TERMS_CACHE[key] = hit                     # most recently used last
+    while len(_TERMS_CACHE) > _TERMS_CACHE_SIZE:
+        _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
+    return hit
+
+
 def _rdp_group(pair: ClonePair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
-    c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, K, step, budget)
+    chunks, tail_mass, below, (c_eval, mass, alo, ahi) = _rdp_terms(pair, K, step, budget)
     alpha = pair.alpha
     lr = pair.log_ratio
-    tail_mass = float(np.dot(mass, tails))
     A = (orders - 1).astype(float)
     linear = A * lr <= _LINEAR_MAX
     g_sum = np.zeros(orders.shape)
     g_abs = np.zeros(orders.shape)
     log_parts = [[] for _ in orders]
-    counts = ahi + 2 - alo
-    j0 = 0
-    while j0 < c_eval.size:
-        j1 = j0 + 1
-        tot = counts[j0]
-        while j1 < c_eval.size and tot + counts[j1] <= _CHUNK_POINTS:
-            tot += counts[j1]
-            j1 += 1
-        jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, j0, j1)
-        wpt = mass[jj] * np.exp(logP)              # block mass × P(x | c_j)
+    for wpt, ell, split, (j0, j1) in chunks:
+        buf = np.empty_like(ell)
         for i, a in enumerate(A):
             if linear[i]:
-                terms = wpt * np.expm1(a * ell)
-                g_sum[i] += float(terms.sum())
-                g_abs[i] += float(np.abs(terms).sum())
-            else:
-                with np.errstate(divide="ignore"):
-                    log_parts[i].append(float(special.logsumexp(np.log(mass[jj]) + logP + a * ell)))
-        j0 = j1
+                np.multiply(ell, a, out=buf)
+                np.expm1(buf, out=buf)
+                np.multiply(buf, wpt, out=buf)
+                pos = float(buf[:split].sum())     # pairwise sums: error ~log2(N)·u·Σ|t|
+                neg = float(buf[split:].sum())
+                g_sum[i] += pos + neg
+                g_abs[i] += pos - neg
+        if not np.all(linear):
+            # Huge orders (rare): log weights are needed where the weights underflow, so
+            # this chunk's points are regenerated rather than cached.
+            jj, logP, ell2 = _rdp_points(pair, c_eval, alo, ahi, j0, j1)
+            with np.errstate(divide="ignore"):
+                logw = np.log(mass[jj]) + logP
+            for i, a in enumerate(A):
+                if not linear[i]:
+                    log_parts[i].append(float(special.logsumexp(logw + a * ell2)))
     out = np.empty(orders.shape)
     for i, a in enumerate(A):
         if linear[i]:
