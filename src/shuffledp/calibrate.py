@@ -108,9 +108,23 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
 
     # ε(ε0) ≥ 0 and the trivial bound gives ε ≤ T·ε0, so ε0 = target/T always works.
     lo = target / T
-    if eps_at(lo) > target:   # cannot happen with a correct trivial bound; stay safe
+    # A better start from the fast girgis-ub1 (milliseconds per evaluation): whatever it
+    # certifies, the accountant certifies too, so its answer is a valid lower end.
+    certified = False
+    try:
+        def ub1(e0):
+            return _ask(proto(e0), d, T, "girgis-ub1", None, "epsilon").epsilon
+        hi1 = lo * 2
+        while ub1(hi1) <= target and hi1 < 700:
+            hi1 *= 2
+        r1 = _calibrate_loop(ub1, target, hi1 / 2, hi1, "largest", 1e-3)
+        if r1 >= lo and ub1(r1) <= target:
+            lo, certified = r1, True
+    except (NotApplicableError, ValueError, ArithmeticError):
+        pass
+    if not certified and eps_at(lo) > target:   # cannot happen with a correct trivial bound
         lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
-    hi = max(2 * lo, 1e-3)
+    hi = max(1.5 * lo, 1e-3)
     while eps_at(hi) <= target:
         lo, hi = hi, hi * 2
         if hi > 700:
@@ -120,25 +134,47 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
 
 
 def _calibrate_loop(eps_at, target, lo, hi, want, tol):
-    """Bisect until the certified end's ε is within ``tol`` relative of the target."""
+    """Shrink [lo, hi] until the certified end's ε is within ``tol`` relative of the target.
+
+    Illinois-style regula falsi on log ε (ε is smooth and monotone in each calibrated
+    parameter, so this takes ~6 evaluations where bisection takes ~20), with a bisection
+    step whenever the interpolation stalls. Only ends whose ε was *computed* ≤ target are
+    ever returned.
+    """
     good = lo if want == "largest" else hi
-    e_good = eps_at(good)
-    for _ in range(200):
-        if e_good >= target * (1 - tol) or hi - lo <= 1e-13 * max(abs(hi), 1.0):
+    bad = hi if want == "largest" else lo
+    e_good, e_bad = eps_at(good), eps_at(bad)
+    lt = math.log(target)
+
+    def g(e):   # signed distance in log ε; finite even for ε = 0 or inf
+        return max(-50.0, min(50.0, math.log(e) - lt if e > 0 else -50.0))
+
+    f_good, f_bad = g(e_good), g(e_bad)
+    side = 0
+    for it in range(200):
+        # The second test stops bounds that are not exactly monotone (an inner optimisation
+        # such as trimmed-clone's ε0) from looping on noise below the parameter's precision.
+        if e_good >= target * (1 - tol) or abs(bad - good) <= 1e-10 * max(abs(good), 1.0):
             break
-        mid = 0.5 * (lo + hi)
-        e_mid = eps_at(mid)
-        if e_mid <= target:
-            e_good = e_mid
-            if want == "largest":
-                lo = good = mid
-            else:
-                hi = good = mid
+        if it % 4 == 3 or not (f_bad > 0 >= f_good) or f_bad == f_good:
+            mid = 0.5 * (good + bad)                  # guaranteed progress
         else:
-            if want == "largest":
-                hi = mid
-            else:
-                lo = mid
+            t = (-f_good) / (f_bad - f_good)          # fraction of the way from good to bad
+            # Aim slightly short of the target so the step tends to land on the certified side.
+            t = min(max(t - 0.25 * tol, 1e-3), 1.0 - 1e-3)
+            mid = good + t * (bad - good)
+        e_mid = eps_at(mid)
+        f_mid = g(e_mid)
+        if e_mid <= target:
+            good, e_good, f_good = mid, e_mid, f_mid
+            if side == -1:
+                f_bad *= 0.5                          # Illinois: keep the far end moving
+            side = -1
+        else:
+            bad, e_bad, f_bad = mid, e_mid, f_mid
+            if side == 1:
+                f_good *= 0.5
+            side = 1
     return good
 
 
