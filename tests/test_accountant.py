@@ -88,3 +88,16 @@ def test_not_applicable_is_recorded_not_raised():
     why = dict(g.not_applicable)
     assert "not eps0-LDP" in why["girgis-ub1"] and "not eps0-LDP" in why["trivial"]
     assert g.kind == "upper" and g.bound in ("gaussian-unamplified", "trimmed-clone")
+
+
+def test_kov15_skip_only_when_its_floor_cannot_win():
+    """A skipped KOV15 route would not have won: forcing it gives at least the reported floor."""
+    import re
+    proto = sd.Shuffle(sd.LDP(1.0), 10_000)
+    r = sd.epsilon(proto, 1e-6, 10, bound="fmt20")
+    skipped = r.chosen.details.get("routes_skipped", {})
+    assert "kov15" in skipped
+    floor = float(re.search(r"at least ([0-9.e+-]+)", skipped["kov15"]).group(1))
+    forced = sd.epsilon(proto, 1e-6, 10, bound="fmt20", composition="kov15")
+    assert forced.epsilon >= floor * (1 - 1e-5)
+    assert forced.epsilon > r.epsilon

@@ -213,21 +213,51 @@ def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     def ok(T):
         return _best(proto, d, T).epsilon <= target
 
-    if not ok(1):
-        raise NotApplicableError(f"even one round exceeds epsilon={target:g}: "
-                                 f"{_best(proto, d, 1).epsilon:.6g}")
-    lo, hi = 1, 2
-    while ok(hi):
-        lo, hi = hi, hi * 2
+    memo: dict = {}
+
+    def eps_at(T):
+        if T not in memo:
+            memo[T] = _best(proto, d, T).epsilon
+        return memo[T]
+
+    if eps_at(1) > target:
+        raise NotApplicableError(f"even one round exceeds epsilon={target:g}: {eps_at(1):.6g}")
+    lo, hi = 1, 4
+    while eps_at(hi) <= target:
+        lo, hi = hi, hi * 4
         if hi > max_rounds:
             return _finish("rounds", lo, proto, target, d, lo)
+    lo = _largest_integer(eps_at, target, lo, hi)
+    return _finish("rounds", lo, proto, target, d, lo)
+
+
+def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
+    """Largest integer in [lo, hi) with eps_at ≤ target, given eps_at(lo) ≤ target < eps_at(hi).
+
+    Interpolation in (log x, log ε) — ε grows like a power of T or 1/n — with a bisection
+    step every third iteration so the bracket always shrinks geometrically.
+    """
+    it = 0
     while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
+        it += 1
+        el, eh = eps_at(lo), eps_at(hi)
+        mid = None
+        if it % 3 and el > 0 and eh > el:
+            t = (math.log(target) - math.log(el)) / (math.log(eh) - math.log(el))
+            x = math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
+            mid = int(math.floor(x))
+            if mid <= lo or mid >= hi:
+                mid = None
+        if mid is None:
+            mid = (lo + hi) // 2
+        if eps_at(mid) <= target:
             lo = mid
+            # Probe just above: the interpolation usually lands within one step.
+            if mid + 1 < hi and eps_at(mid + 1) > target:
+                hi = mid + 1
         else:
             hi = mid
-    return _finish("rounds", lo, proto, target, d, lo)
+    return lo
 
 
 def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:

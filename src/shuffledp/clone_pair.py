@@ -692,18 +692,24 @@ def pair_rdp(pair: ClonePair, orders, step: int | None = None,
 _CHUNK_POINTS = 1_000_000
 
 
-#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. Eight entries of at
-#: most RDP_POINT_BUDGET points (two float64 arrays each): ≤ 520 MB.
+#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. Twelve entries of
+#: at most RDP_POINT_BUDGET points (two float64 arrays each): ≤ 770 MB.
 _TERMS_CACHE: "dict" = {}
-_TERMS_CACHE_SIZE = 8
+_TERMS_CACHE_SIZE = 12
 
 
 def _rdp_terms(pair: ClonePair, K: float, step, budget):
     """The points of the RDP sum as chunks of (weight, log-ratio), plus the remainders."""
     key = (pair, K, step, budget)
+    if key not in _TERMS_CACHE:
+        # A cached window up to two rungs wider serves too (wider is still rigorous).
+        for k2 in (K + 4.0, K + 8.0):
+            if (pair, k2, step, budget) in _TERMS_CACHE:
+                key = (pair, k2, step, budget)
+                break
     hit = _TERMS_CACHE.pop(key, None)
     if hit is None:
-        c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, K, step, budget)
+        c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, key[1], step, budget)
         chunks = []
         counts = ahi + 2 - alo
         j0 = 0
@@ -729,7 +735,24 @@ def _rdp_terms(pair: ClonePair, K: float, step, budget):
     return hit
 
 
+#: Per-pair memo of computed orders: (pair, step, budget) -> {order: value}. Any window
+#: gives a rigorous upper value, so a value is reused whatever window produced it.
+_VALUES: "dict" = {}
+
+
 def _rdp_group(pair: ClonePair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
+    vkey = (pair, step, budget)
+    done = _VALUES.pop(vkey, None) or {}
+    _VALUES[vkey] = done
+    while len(_VALUES) > 64:
+        _VALUES.pop(next(iter(_VALUES)))
+    todo = np.array(sorted({int(o) for o in orders} - set(done)), dtype=np.int64)
+    if todo.size:
+        done.update(zip(todo.tolist(), _rdp_group_sum(pair, todo, K, step, budget).tolist()))
+    return np.array([done[int(o)] for o in orders], dtype=float)
+
+
+def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
     chunks, tail_mass, below, (c_eval, mass, alo, ahi) = _rdp_terms(pair, K, step, budget)
     alpha = pair.alpha
     lr = pair.log_ratio
