@@ -82,3 +82,21 @@ def test_bounds_listing(capsys):
     ids = {r["bound"] for r in rows}
     assert {"trivial", "girgis-ub1", "girgis-lower"} <= ids
     assert all(r["kind"] in ("upper", "lower", "estimate") for r in rows)
+
+
+def test_gaussian_epsilon_prints_note_and_central_baselines(capsys):
+    """The CLI explains upper vs estimate in one line and shows dp_accounting's baselines."""
+    pytest.importorskip("dp_accounting")
+    code = main(["epsilon", "--mechanism", "gaussian:5", "--n", "6000", "--checkin", "0.1",
+                 "--rounds", "50", "--delta", "1e-5"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "note: 'upper' rows hold for every pair" in out
+    line = [l for l in out.splitlines() if l.startswith("central baselines")][0]
+    import re
+    rdp_e, pld_e = (float(x) for x in re.findall(r"epsilon = ([0-9.]+)", line))
+    assert 0 < pld_e <= rdp_e      # PLD accounting is never looser than RDP for this event
+    code = main(["epsilon", "--mechanism", "gaussian:5", "--n", "6000", "--checkin", "0.1",
+                 "--rounds", "50", "--delta", "1e-5", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["central_baselines"]["rdp"] == pytest.approx(rdp_e, rel=1e-3)

@@ -165,6 +165,27 @@ def _cmd_bounds(a) -> int:
     return 0
 
 
+GAUSSIAN_NOTE = ("note: 'upper' rows hold for every pair of neighbouring datasets; "
+                 "'liew-homogeneous' is exact only when all other users hold the same vector "
+                 "(an estimate, not a guarantee; docs/bounds.md).")
+
+
+def _gaussian_baselines(proto, a):
+    """Central Poisson-subsampled Gaussian ε (dp_accounting) beside a shuffled Gaussian.
+
+    Only for check-in or unsampled protocols (Poisson sampling is what the central
+    accountants model) and only when the ``pld`` extra is installed; otherwise None.
+    """
+    if not isinstance(proto.mechanism, Gaussian) or isinstance(proto.sampling, WithoutReplacement):
+        return None
+    q = proto.sampling.rate if isinstance(proto.sampling, CheckIn) else 1.0
+    try:
+        from .baselines import central_baselines
+        return central_baselines(q, proto.mechanism.sigma, int(a.rounds), a.delta)
+    except ImportError:
+        return None
+
+
 def _run(a) -> int:
     if a.cmd == "bounds":
         return _cmd_bounds(a)
@@ -174,7 +195,20 @@ def _run(a) -> int:
             r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound, composition=a.composition)
         else:
             r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound, composition=a.composition)
-        print(r.to_json() if a.json else r.table())
+        base = _gaussian_baselines(proto, a) if a.cmd == "epsilon" else None
+        if a.json:
+            d = r.to_dict()
+            if base is not None:
+                d["central_baselines"] = base
+            print(json.dumps(d))
+        else:
+            print(r.table())
+            if isinstance(proto.mechanism, Gaussian):
+                print(GAUSSIAN_NOTE)
+            if base is not None:
+                print(f"central baselines at delta = {base['delta']:g} (trusted server, no "
+                      f"shuffler; {base['source']}): RDP epsilon = {base['rdp']:.4g}, "
+                      f"PLD epsilon = {base['pld']:.4g}")
         return 0
     if a.cmd == "rdp":
         proto = protocol_from_args(a)

@@ -178,6 +178,9 @@ def format_table(r: Result) -> str:
         lines.append(f"tightest lower bound: {_fmt(lv)} ('{lo.bound}'); gap x{_fmt(r.gap)}")
     if any(c.kind == "estimate" for c in r.candidates):
         lines.append("estimate rows are neither guarantees nor lower bounds; they are shown for comparison.")
-    for b, why in r.not_applicable:
-        lines.append(f"not applicable: {b}: {why}")
+    groups: dict = {}
+    for b, why in r.not_applicable:          # one line per reason, in first-seen order
+        groups.setdefault(why, []).append(b)
+    for why, bs in groups.items():
+        lines.append(f"not applicable: {', '.join(bs)}: {why}")
     return "\n".join(lines)
