@@ -16,3 +16,17 @@ def test_every_bound_is_documented():
 def test_every_bound_has_reference_and_title():
     for b in all_bounds():
         assert b.title and b.reference, b.id
+
+
+def test_gallery_and_readme_images_exist_and_every_figure_is_listed():
+    import re
+
+    from shuffledp.figures import FIGURES
+
+    root = DOCS.parents[1]
+    for page in (root / "README.md", root / "docs" / "gallery.md"):
+        text = page.read_text()
+        for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
+            assert (page.parent / target).is_file(), f"{page.name}: missing image {target}"
+    gallery = (root / "docs" / "gallery.md").read_text()
+    assert not [f for f in FIGURES if f"`{f}`" not in gallery]
