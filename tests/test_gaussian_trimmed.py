@@ -86,22 +86,6 @@ def test_trimmed_clone_refuses_sampling():
     assert r.bound == "gaussian-unamplified"
 
 
-def test_temporary_pair_module_is_above_the_clones_kernel():
-    """The stand-in (_clone_pair_tmp) must never be below the clones branch's exact kernel."""
-    import numpy as np
-    from shuffledp import _clone_pair_tmp as T
-    from shuffledp import clone_pair as C
-    from shuffledp.bounds.trimmed_clone import trimmed_pair
-    pair_t, _ = trimmed_pair(2000, 3.0, 1.5)
-    pair_c = C.ClonePair(pair_t.n, pair_t.p, pair_t.a, pair_t.b)
-    for eps in [0.0, 0.02, 0.05, 0.1]:
-        dt, dc = T.pair_delta(pair_t, eps), C.pair_delta(pair_c, eps)
-        assert dt >= dc and dt <= dc * 1.01 + 1e-15
-    o = np.arange(2, 20)
-    rt, rc = T.pair_rdp(pair_t, o), C.pair_rdp(pair_c, o)
-    assert np.all(rt >= rc * (1 - 1e-12)) and np.all(rt <= rc * 1.05)
-
-
 def test_delta_question_is_consistent_with_epsilon():
     p = sd.Shuffle(sd.Gaussian(9.48), 60000)
     r = sd.delta(p, 0.0080)

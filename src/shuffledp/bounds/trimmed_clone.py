@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import gaussian_rdp as G
 from .. import conversions as _rdp
-from .._clone_pair_tmp import ClonePair, pair_delta, pair_epsilon, pair_rdp   # TEMPORARY: see module
+from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_rdp
 from ..numerics import round_up
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
