@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .numerics import (bd0, binom_logpmf, binom_window, half_binom_logpmf,
-                       half_binom_logpmf_runs, round_up, stirlerr)
+from .numerics import (binom_logpmf, binom_window, half_binom_logpmf,
+                       half_binom_logpmf_runs, round_up)
 
 __all__ = [
     "ClonePair",
@@ -210,9 +210,6 @@ def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
 # ----------------------------------------------------------------------------------------
 # Slices
 # ----------------------------------------------------------------------------------------
-_half_logpmf = half_binom_logpmf   # the numerics layer's Loader form
-
-
 def _half_sf(m, c):
     """Pr[Bin(c, ½) ≥ m], vectorised, to ~1e-12 relative (exact 0/1 outside the support).
 
@@ -242,7 +239,7 @@ def _half_sf(m, c):
         cb = cc[idx].astype(float)
         # Block head by Loader's pmf, the rest by the exact term ratio (c − k)/(k + 1):
         # a cumulative product of ≤ 511 ratios adds < 1e-13 relative.
-        head = np.exp(_half_logpmf(k0, cb))
+        head = np.exp(half_binom_logpmf(k0, cb))
         kk = k0[:, None] + steps
         ratios = np.maximum(cb[:, None] - kk, 0.0) / (kk + 1.0)
         terms = np.concatenate([head[:, None], head[:, None] * np.cumprod(ratios, axis=1)], axis=1)
@@ -353,11 +350,11 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
         # t* can exceed c + 1 (empty set): clip before the int conversion.
         m = np.floor(np.minimum(tstar, cl + 2.0)).astype(np.int64) + 1
         # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
-        pm1 = np.exp(_half_logpmf(m - 1, cl))                         # Pr[A = m−1]
+        pm1 = np.exp(half_binom_logpmf(m - 1, cl))                         # Pr[A = m−1]
         with np.errstate(divide="ignore", invalid="ignore"):
             pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
             pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
-        pm0 = np.where(m - 1 < 0, np.exp(_half_logpmf(m, cl)), pm0)   # pm1 = 0 below support
+        pm0 = np.where(m - 1 < 0, np.exp(half_binom_logpmf(m, cl)), pm0)   # pm1 = 0 below support
         sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
         sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
         sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
