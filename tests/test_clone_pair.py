@@ -322,3 +322,70 @@ def test_speed_single_epsilon_n1e6():
     e = cp.pair_epsilon(pair, 1e-6)
     assert time.perf_counter() - t < 2.0        # target 0.1 s; loose on a shared machine
     assert 0 < e < 0.01
+
+
+# ---------------------------------------------------------------------------------------
+# The moment series of the pair RDP (clone_pair._series_part)
+# ---------------------------------------------------------------------------------------
+def _mp_slice_value(c, eps0, lam):
+    """E_Q[(P/Q)^λ] − 1 of the slice with c clones, from the spec's slice form in mpmath."""
+    mp.mp.dps = 40
+    alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
+    b = [mp.mpf(1) / mp.mpf(2) ** c]
+    for x in range(c):
+        b.append(b[-1] * (c - x) / (x + 1))
+    P, Q = _mp_conditional(b, alpha)
+    return mp.fsum(P[x] * ((P[x] / Q[x]) ** (lam - 1) - 1) for x in range(len(P)) if P[x] > 0)
+
+
+@pytest.mark.parametrize("n,eps0", [(60, 1.0), (2000, 0.5), (2000, 3.0), (200, 6.0)])
+def test_series_slice_values_are_upper_and_tight_where_used(n, eps0):
+    # Every slice: value + remainder ≥ the exact slice value (also where the remainder is
+    # too large for the series to be used); where it is used, within 1e-11 relative.
+    pair = cp.fmt23_pair(eps0, n)
+    K = 12.0
+    cs = cp._rdp_window(n, pair.p, K)[0]
+    used = 0
+    for lam in (2, 8, 33, 65):
+        for kmax in (16, 64):
+            val, rem = cp._series_slices(pair, lam, K, kmax)
+            for j in range(0, cs.size, max(1, cs.size // 5)):
+                ref = float(_mp_slice_value(int(cs[j]), eps0, lam))
+                assert val[j] + rem[j] >= ref
+                if rem[j] <= cp._SERIES_TOL * val[j]:
+                    used += 1
+                    assert val[j] + rem[j] <= ref * (1 + 1e-11)
+    if n == 2000:
+        assert used > 0
+
+
+def test_series_forced_everywhere_is_still_an_upper_bound(monkeypatch):
+    # Accept every slice whatever its remainder: the remainder is added, so the value stays
+    # above the 40-digit evaluation and the brute-force pair (only looser).
+    monkeypatch.setattr(cp, "_SERIES_TOL", math.inf)
+    cp._VALUES.clear()
+    n, eps0 = 300, 1.0
+    orders = [2, 4, 8, 16, 32]
+    ours = cp.pair_rdp(cp.fmt23_pair(eps0, n), orders)
+    ref = mp_rdp(n, 2 / (mp.e ** eps0 + 1), eps0, orders)
+    for lam, o in zip(orders, ours):
+        assert o >= float(ref[lam])
+    monkeypatch.undo()
+    cp._VALUES.clear()
+
+
+@pytest.mark.parametrize("which,eps0", [("fmt20", 0.5), ("fmt23", 1.0), ("fmt23", 4.0)])
+def test_series_path_matches_exact_sum(which, eps0):
+    # n = 2e4: the default path sums (almost) every slice by its series; step=1 forces the
+    # exact point sum, itself checked against mpmath above. The point sum carries a
+    # cancellation slack of ~1e-10 relative that the series does not need.
+    n = 20_000
+    pair = cp.fmt20_pair(eps0, n) if which == "fmt20" else cp.fmt23_pair(eps0, n)
+    orders = np.array([2, 3, 5, 8, 16, 32, 64])
+    cp._VALUES.clear()
+    jstop, _ = cp._series_part(pair, orders, 24.0)
+    assert jstop < cp._rdp_window(n, pair.p, 24.0)[0].size      # the series is used
+    fast = cp.pair_rdp(pair, orders)
+    exact = cp.pair_rdp(pair, orders, step=1)
+    assert np.all(fast <= exact * (1 + 1e-13))
+    assert np.all(fast >= exact * (1 - 1e-9))

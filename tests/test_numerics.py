@@ -242,3 +242,47 @@ def test_half_binom_runs_match_mpmath_and_loader():
         # relative error of the pmf (absolute in the log) within 2e-13 plus the float
         # representation of a large log value
         assert abs(got[k] - exact) <= 2e-13 + 4e-16 * abs(exact), (cs[k], xs[k])
+
+
+def test_even_partition_counts_small_cases():
+    # E(2, 1) = 1; E(4, 1) = 1, E(4, 2) = 3 (pairings of 4); E(6, 2) = C(6, 2) = 15 (a pair and a
+    # quadruple), E(6, 3) = 15 (pairings of 6); row sums are the "even" Bell numbers 1, 4, 31.
+    e = nm._even_partition_counts(4)
+    assert e[1][1] == 1 and e[2][1:3] == [1, 3] and e[3][1:4] == [1, 15, 15]
+    assert sum(e[4]) == 379                  # OEIS A005046: 1, 1, 4, 31, 379
+
+
+@pytest.mark.parametrize("s", [1, 2, 3, 7, 30, 500, 2001])
+def test_rademacher_moments_match_mpmath(s):
+    mp.mp.dps = 40
+    got = nm.rademacher_log_moments(np.array([s]), 30)[0]
+    for k in (1, 2, 3, 10, 30):
+        ref = mp.fsum(mp.binomial(s, x) * mp.mpf(2) ** -s * (mp.mpf(2 * x - s) / s) ** (2 * k)
+                      for x in range(s + 1))
+        assert abs(math.exp(got[k - 1]) / float(ref) - 1) <= 1e-13
+
+
+def test_rademacher_moments_large_s_leading_order():
+    # E[(W/s)^2k] → (2k − 1)!! / s^k as s → ∞ (Gaussian limit), with relative correction O(k²/s).
+    s = 1e9
+    got = nm.rademacher_log_moments(np.array([s]), 5)[0]
+    for k in range(1, 6):
+        lead = math.log(math.prod(range(1, 2 * k, 2))) - k * math.log(s)
+        assert abs(got[k - 1] - lead) <= 2 * k * k / s
+
+
+def test_half_binom_pmf_walk_matches_mpmath():
+    # A threshold walk like the δ(ε) kernel's: k moves by 0 or 1 as c grows by 1.
+    rng = np.random.default_rng(7)
+    c = np.arange(400_000, 400_700, dtype=float)
+    k = 200_300 + np.concatenate([[0], np.cumsum(rng.integers(0, 2, c.size - 1))])
+    got = nm.half_binom_pmf_walk(c, k)
+    mp.mp.dps = 40
+    for j in list(range(0, c.size, 97)) + [63, 64, 65, c.size - 1]:
+        ci, ki = int(c[j]), int(k[j])
+        ref = mp.binomial(ci, ki) / mp.mpf(2) ** ci
+        assert abs(got[j] / float(ref) - 1) <= 5e-14
+    # Not a walk, or leaving the support: None (the caller evaluates directly).
+    assert nm.half_binom_pmf_walk(c[::2], k[::2]) is None
+    assert nm.half_binom_pmf_walk(c, k + 2 * np.arange(c.size)) is None
+    assert nm.half_binom_pmf_walk(np.arange(200.0), np.arange(1.0, 201.0)) is None

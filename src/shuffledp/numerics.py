@@ -193,6 +193,38 @@ def half_binom_logpmf_runs(c, x0, counts, block: int = 32):
     return out[valid]
 
 
+def half_binom_pmf_walk(c, k, block: int = 64):
+    """Pr[Bin(c_j, ½) = k_j] along a walk: c_{j+1} = c_j + 1 and k_{j+1} − k_j ∈ {0, 1}.
+
+    Loader's form at every ``block``-th point and the exact ratios in between,
+    pmf(c + 1, k)/pmf(c, k) = (c + 1)/(2(c + 1 − k)) and
+    pmf(c + 1, k + 1)/pmf(c, k) = (c + 1)/(2(k + 1)): a product of < ``block`` ratios, each
+    rounded once, errs by < 2·block ulps (~3e-14 relative at the default). The δ(ε) kernel
+    needs the pmf at its threshold of every slice, and the threshold moves by 0 or 1 per
+    slice. Returns None (caller evaluates directly) if the input is not such a walk or
+    leaves the support 0 ≤ k ≤ c.
+    """
+    c = np.asarray(c, dtype=float)
+    k = np.asarray(k, dtype=float)
+    n = c.size
+    if n < 2 * block:
+        return None
+    dk = np.diff(k)
+    if (np.any(np.diff(c) != 1.0) or np.any((dk != 0.0) & (dk != 1.0))
+            or np.any(k < 0) or np.any(k > c)):
+        return None
+    with np.errstate(divide="ignore"):
+        ratio = np.where(dk == 0.0, (c[:-1] + 1.0) / (2.0 * (c[:-1] + 1.0 - k[:-1])),
+                         (c[:-1] + 1.0) / (2.0 * (k[:-1] + 1.0)))
+    nb = -(-n // block)
+    r = np.ones(nb * block)
+    r[1:n] = ratio
+    r = r.reshape(nb, block)
+    r[:, 0] = 1.0
+    heads = np.exp(half_binom_logpmf(k[::block], c[::block]))
+    return (heads[:, None] * np.cumprod(r, axis=1)).ravel()[:n]
+
+
 def binom_logpmf(k, n, p, q=None):
     """log Pr[Bin(n, p) = k], accurate to ~1e-15 relative in the pmf (vectorised in k).
 
@@ -410,4 +442,57 @@ def log_pow_minus_tangent(x, a, log1px=None):
         out[tiny] = math.log(abs(a * (a - 1.0)) / 2.0) + 2.0 * np.log(np.abs(x[tiny]))
     yb = y[big]
     out[big] = yb + np.log1p(-(1.0 + a * x[big]) * np.exp(-yb))
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Moments of Rademacher sums
+# ----------------------------------------------------------------------------------------
+def _even_partition_counts(kmax: int):
+    """E[k][m] = number of partitions of a 2k-set into m blocks of even size (exact ints).
+
+    Recurrence on the block holding element 1 (size 2i, its 2i − 1 other elements chosen
+    from the remaining 2k − 1): E(2k, m) = Σ_i C(2k − 1, 2i − 1) E(2k − 2i, m − 1).
+    """
+    e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
+    e[0][0] = 1
+    for k in range(1, kmax + 1):
+        for m in range(1, k + 1):
+            e[k][m] = sum(math.comb(2 * k - 1, 2 * i - 1) * e[k - i][m - 1]
+                          for i in range(1, k - m + 2))
+    return e
+
+
+_EVEN_PARTITIONS: dict = {}
+
+
+def rademacher_log_moments(s, kmax: int) -> np.ndarray:
+    r"""log E[(W/s)^{2k}] for W a sum of s independent ±1 signs, k = 1..kmax; shape (len(s), kmax).
+
+    E[W^{2k}] = Σ_m E(2k, m) s(s − 1)…(s − m + 1): a sequence of 2k indices has mean-one
+    product iff every index appears an even number of times, i.e. a partition of the 2k
+    positions into m even blocks with distinct indices. Every term is non-negative, so the
+    float evaluation loses only ~k ulps relative (no cancellation), at any s ≥ 1. Odd
+    moments are zero. Used for the series form of the clone pair's RDP (clone_pair.py).
+    """
+    s = np.asarray(s, dtype=float).ravel()
+    if kmax not in _EVEN_PARTITIONS:
+        e = _even_partition_counts(kmax)
+        _EVEN_PARTITIONS[kmax] = np.array([[float(v) for v in row] for row in e])
+    E = _EVEN_PARTITIONS[kmax]
+    i = np.arange(kmax + 1, dtype=float)
+    # F[:, m] = s(s−1)…(s−m+1)/s^m (0 once m > s) and U[:, d] = s^−d.
+    F = np.cumprod(np.concatenate([np.ones((s.size, 1)),
+                                   np.maximum(1.0 - i[None, :kmax] / s[:, None], 0.0)], axis=1),
+                   axis=1)
+    U = np.cumprod(np.concatenate([np.ones((s.size, 1)),
+                                   np.repeat((1.0 / s)[:, None], kmax, axis=1)], axis=1), axis=1)
+    logs = np.log(s)
+    out = np.empty((s.size, kmax))
+    for k in range(1, kmax + 1):
+        m = np.arange(1, k + 1)
+        # inner = Σ_m E(2k, m) F_m s^{m−k}; E(2k, k) = (2k − 1)!! dominates at large s.
+        inner = (F[:, m] * U[:, k - m]) @ E[k, m]
+        with np.errstate(divide="ignore"):
+            out[:, k - 1] = np.log(inner) - k * logs
     return out
