@@ -197,3 +197,78 @@ def test_rounds_use_pair_rdp():
     c = sd.rdp(proto, orders=[2, 3], bound="fmt23")
     c5 = sd.rdp(proto, orders=[2, 3], rounds=5, bound="fmt23")
     assert np.allclose(np.asarray(c5.values), 5 * np.asarray(c.values), rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------
+# PLD view of the pairs (clone_pair.pair_pld_atoms + composition.pld_*)
+# ---------------------------------------------------------------------------------------
+def _exact_pair_delta_composed(pair, eps, T):
+    """δ(ε) of T-fold products of the pair from its exact atoms (no window loss at small n)."""
+    from shuffledp import clone_pair as cp
+    lp, lq = cp.pair_log_atoms(pair, sds=40.0)
+    p = np.exp(lp)
+    loss = lp - lq
+    Lp, Lt = p, loss
+    for _ in range(T - 1):
+        Lp = np.outer(Lp, p).ravel()
+        Lt = np.add.outer(Lt, loss).ravel()
+    # δ = E_P[(1 − e^{ε − L})_+]; the atoms carry all but < 1e-30 of the mass at sds = 40.
+    return float(np.sum(Lp * np.maximum(-np.expm1(eps - Lt), 0.0)))
+
+
+@pytest.mark.parametrize("T", [2, 3])
+def test_pld_route_is_above_exact_composition_and_close(T):
+    pytest.importorskip("dp_accounting")
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), 12)
+    from shuffledp import clone_pair as cp
+    pair = cp.fmt23_pair(1.0, 12)
+    for eps in (0.3, 0.8, 1.5):
+        exact = _exact_pair_delta_composed(pair, eps, T)
+        got = sd.delta(proto, epsilon=eps, rounds=T, bound="fmt23", composition="pld")
+        assert got.composition == "pld" and got.kind == "upper"
+        assert got.delta >= exact
+        # one grid step of ε (T·d, d ≤ 1e-3/T) moves δ by at most e^ε·Pr[L ≥ ε − Td] ≤ ~3e-3
+        assert got.delta <= exact + 5e-3
+
+
+def test_pld_route_is_above_brute_force_shuffle():
+    pytest.importorskip("dp_accounting")
+    R = oracle.rr_matrix(1.0, 2)
+    n, T = 4, 2
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), n)
+    for eps in (0.2, 0.6):
+        worst = 0.0
+        for x0, x1 in oracle.neighbours(2, n):
+            P, Q = oracle.shuffled(R, x0), oracle.shuffled(R, x1)
+            worst = max(worst, float(oracle.hockey(oracle.product(P, P), oracle.product(Q, Q), eps)))
+        for b in ("fmt20", "fmt23"):
+            got = sd.delta(proto, epsilon=eps, rounds=T, bound=b, composition="pld").delta
+            assert got >= worst
+
+
+def test_coarsened_pld_atoms_dominate_the_pair():
+    # Past the atom budget, slices are merged into blocks carried by their smallest c: the
+    # atoms' hockey-stick divergence (both directions) must stay ≥ the pair's exact δ(ε).
+    from shuffledp import clone_pair as cp
+    from shuffledp.numerics import hockey_stick
+    pair = cp.fmt20_pair(1.0, 20_000)
+    lp, lq, tail = cp.pair_pld_atoms(pair, max_atoms=30_000)
+    lp1, lq1, _ = cp.pair_pld_atoms(pair)
+    assert lp.size < lp1.size / 4 and 0 < tail < 1e-15
+    for eps in (0.0, 0.02, 0.05, 0.1):
+        exact = cp.pair_delta(pair, eps)
+        for a, b in ((lp, lq), (lq, lp)):
+            assert hockey_stick(a, b, eps) + tail >= exact * (1 - 1e-9)
+        fine = hockey_stick(lp1, lq1, eps) + tail
+        assert abs(fine - exact) <= 1e-6 * exact + 1e-15
+
+
+def test_multi_round_answer_lists_pld_and_rdp():
+    pytest.importorskip("dp_accounting")
+    r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, rounds=10, bound="fmt20")
+    routes = r.candidates[0].details["routes"] if r.candidates else {}
+    assert {"rdp", "pld"} <= set(routes)
+    assert min(routes.values()) <= r.epsilon <= min(routes.values()) * (1 + 1e-11)
+    # One round: the exact pair answers; PLD and RDP are not run.
+    r1 = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, bound="fmt20")
+    assert r1.composition == "none"

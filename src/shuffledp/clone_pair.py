@@ -51,6 +51,7 @@ __all__ = [
     "pair_epsilon_lower",
     "pair_rdp",
     "pair_log_atoms",
+    "pair_pld_atoms",
     "conditional_hockey",
     "fmt20_pair",
     "fmt23_pair",
@@ -961,6 +962,42 @@ def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) 
             terms.append(0.0)                      # the "1" of the blocks' own mass, generous
             out[i] = float(special.logsumexp(terms)) / a
     return out
+
+
+#: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
+PLD_MAX_ATOMS = 1_500_000
+_PLD_SDS = 9.0
+
+
+def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
+    """A finite dominating pair for PLD composition: (log P atoms, log Q atoms, tail mass).
+
+    Dominance (hockey-stick at every order, both directions, so it survives adaptive
+    composition — Zhu, Dong, Wang, AISTATS 2022, Thm 10): the pair is a disjoint mixture
+    over c of slice pairs (c is readable from the output), H is additive over the mixture,
+    and every slice's H is non-increasing in c (spec/clones.md §1 property 4, both
+    directions by the pair's symmetry). So slices may be replaced by a smaller c: the
+    window's slices are kept every Δ-th c (Δ = 1 when within ``max_atoms``), each block
+    carrying its mass at its first slice, the upper tail of C joins the last block, and
+    the lower tail is carried by the c = 0 slice (two atoms). Within a slice x runs over
+    ±(9 sd + 3); the P-mass outside (Hoeffding, ≤ 2e-17 per slice) is the returned tail,
+    which the PLD route charges at infinite loss every round (the pair is symmetric, so the
+    same bound serves Q). For g = 0 pairs only.
+    """
+    _need_g0(pair, "pair_pld_atoms")
+    budget = int(max_atoms or PLD_MAX_ATOMS)
+    c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
+    with np.errstate(divide="ignore"):
+        logp = np.log(mass[jj]) + logP
+    logq = logp - ell
+    if below > 0.0:
+        la, lb = math.log(pair.alpha), math.log1p(-pair.alpha)
+        lw = math.log(below)
+        logp = np.concatenate([logp, [lw + la, lw + lb]])
+        logq = np.concatenate([logq, [lw + lb, lw + la]])
+    keep = np.isfinite(logp)
+    return logp[keep], logq[keep], float(np.dot(mass, tails)) * 2.0 + 1e-300
 
 
 def pair_log_atoms(pair: ClonePair, sds: float = 12.0, max_atoms: int = 20_000_000):

@@ -188,11 +188,15 @@ class _PairBound(Bound):
     def rdp(self, proto, orders):
         return cp.pair_rdp(self.pair(proto), orders)
 
+    def pld_atoms(self, proto):
+        # A dominating pair of the clone pair (coarsened slices, clone_pair.pair_pld_atoms).
+        return cp.pair_pld_atoms(self.pair(proto))
+
     def routes(self, rounds):
-        # One round: the exact pair δ(ε) is below any RDP conversion of the same pair, so
-        # the (costly) RDP route cannot win; drop it.
+        # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
+        # of the same pair, so those (costly) routes cannot win; drop them.
         r = super().routes(rounds)
-        return [x for x in r if x != "rdp"] if rounds == 1 else r
+        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else r
 
     def max_order(self, proto):
         # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices
