@@ -84,7 +84,7 @@ def baseline_slice_rdp(c, alpha, orders):
     v = stats.binom.pmf(x, c, 0.5)
     P = alpha * u + (1 - alpha) * v
     Q = (1 - alpha) * u + alpha * v
-    keep = P > 0
+    keep = (P > 0) & (Q > 0)                # both underflow only far in the tails
     ell = np.log(P[keep]) - np.log(Q[keep])
     return [float(np.sum(P[keep] * np.expm1((lam - 1) * ell))) for lam in orders]
 
