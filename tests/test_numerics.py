@@ -286,3 +286,11 @@ def test_half_binom_pmf_walk_matches_mpmath():
     assert nm.half_binom_pmf_walk(c[::2], k[::2]) is None
     assert nm.half_binom_pmf_walk(c, k + 2 * np.arange(c.size)) is None
     assert nm.half_binom_pmf_walk(np.arange(200.0), np.arange(1.0, 201.0)) is None
+
+
+def test_rademacher_moments_non_increasing_in_s():
+    # Used by the RDP series (clone_pair._series_eval) to charge one remainder evaluation to
+    # a block of larger slices: sample means of ±1 signs fall in convex order as s grows.
+    s = np.arange(1, 3001)
+    L = nm.rademacher_log_moments(s, 40)
+    assert np.all(np.diff(L, axis=0) <= 1e-13 * np.abs(L[1:]))
