@@ -272,3 +272,57 @@ def test_multi_round_answer_lists_pld_and_rdp():
     # One round: the exact pair answers; PLD and RDP are not run.
     r1 = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, bound="fmt20")
     assert r1.composition == "none"
+
+
+# ---------------------------------------------------------------------------------------
+# krr-lower over several rounds (optimistic PLD of the instance's pair)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k,n,X0,X1", [
+    (2, 5, (0, 1, 1, 1, 1), (1, 1, 1, 1, 1)),
+    (3, 4, (0, 2, 2, 2), (1, 2, 2, 2)),
+])
+def test_krr_lower_rounds_below_brute_force_instance(k, n, X0, X1):
+    # The lower bound's own instance, run T = 2 times with fresh randomness: the exact
+    # T-round δ(ε) (brute force, both directions) must be ≥ the library's lower value, and
+    # the lower value close to it (the instance is the spec's; k = 3 drops the count of 2s).
+    pytest.importorskip("dp_accounting")
+    eps0, T = 1.0, 2
+    R = oracle.rr_matrix(eps0, k)
+    P, Q = oracle.shuffled(R, X0), oracle.shuffled(R, X1)
+    PP, QQ = oracle.product(P, P), oracle.product(Q, Q)
+    # What the lower bound computes exactly: the counts of 0s and 1s (k = 3 drops the 2s).
+    def marg(D):
+        out = {}
+        for key, pr in D.items():
+            out[key[:2]] = out.get(key[:2], 0) + pr
+        return out
+    Pm, Qm = marg(P), marg(Q)
+    PPm, QQm = oracle.product(Pm, Pm), oracle.product(Qm, Qm)
+    proto = sd.Shuffle(sd.RandomizedResponse(eps0, k), n)
+    for eps in (0.1, 0.4, 0.9):
+        exact = max(float(oracle.hockey(PP, QQ, eps)), float(oracle.hockey(QQ, PP, eps)))
+        post = max(float(oracle.hockey(PPm, QQm, eps)), float(oracle.hockey(QQm, PPm, eps)))
+        got = sd.delta(proto, epsilon=eps, rounds=T, bound="krr-lower")
+        assert got.kind == "lower" and got.composition == "pld"
+        assert got.delta <= post <= exact * (1 + 1e-12)
+        # optimistic rounding of the loss by one grid step (d ≤ 5e-4) moves δ by < 1e-3
+        assert got.delta >= post - 2e-3
+    # ε form: the T-round instance is not (ε_lower, δ)-DP.
+    e = sd.epsilon(proto, delta=0.05, rounds=T, bound="krr-lower").epsilon
+    assert e > 0 and max(float(oracle.hockey(PP, QQ, e)), float(oracle.hockey(QQ, PP, e))) > 0.05
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_krr_lower_rounds_below_fmt23_rounds(k):
+    pytest.importorskip("dp_accounting")
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, k), 10_000)
+    lo = sd.epsilon(proto, delta=1e-6, rounds=10, bound="krr-lower")
+    up = sd.epsilon(proto, delta=1e-6, rounds=10, bound="fmt23")
+    assert lo.kind == "lower" and 0.7 * up.epsilon < lo.epsilon < up.epsilon
+
+
+def test_krr_lower_rounds_refuses_huge_atom_counts_with_reason():
+    pytest.importorskip("dp_accounting")
+    with pytest.raises(NotApplicableError, match="atoms"):
+        sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 1_000_000), delta=1e-6,
+                   rounds=100, bound="krr-lower")

@@ -52,6 +52,7 @@ __all__ = [
     "pair_rdp",
     "pair_log_atoms",
     "pair_pld_atoms",
+    "pair_lower_atoms",
     "conditional_hockey",
     "fmt20_pair",
     "fmt23_pair",
@@ -1008,6 +1009,46 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
         logq = np.concatenate([logq, [lw + lb, lw + la]])
     keep = np.isfinite(logp)
     return logp[keep], logq[keep], float(np.dot(mass, tails)) * 2.0 + 1e-300
+
+
+def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_000):
+    """Atoms (log P, log Q) of any pair (g ≥ 0) on a window, for LOWER-bound composition.
+
+    Slices in ±(12 sd(C) + 12), x in ±(sds·sd + 3) of each; everything outside is simply
+    left out, which only lowers every composed δ (the right direction for a lower bound,
+    e.g. the k-RR marginal pair of spec/clones.md §5). Raises ``ValueError`` past
+    ``max_atoms``.
+    """
+    sl = _pair_slices(pair)
+    c = sl.c.astype(np.int64)
+    keep = sl.w > 0
+    c, W, al = c[keep], sl.w[keep], sl.alpha[keep]
+    half = np.floor(0.5 * sds * np.sqrt(np.maximum(c, 1.0))) + 3
+    alo = np.maximum(0, np.floor(0.5 * c) - half).astype(np.int64)
+    ahi = np.minimum(c, np.ceil(0.5 * c) + half).astype(np.int64)
+    counts = ahi + 2 - alo                       # x from alo to ahi + 1
+    total = int(counts.sum())
+    if total > max_atoms:
+        raise ValueError(f"the pair would have {total} atoms on its window, more than "
+                         f"max_atoms={max_atoms}")
+    jj = np.repeat(np.arange(c.size), counts)
+    offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    x = (alo[jj] + offs).astype(float)
+    cf = c[jj].astype(float)
+    lv = half_binom_logpmf(x, cf)                # log Bin(c,½)(x); −inf at x = c + 1
+    lu = half_binom_logpmf(x - 1.0, cf)          # log Bin(c,½)(x − 1)
+    la, lb = np.log(al)[jj], np.log1p(-al)[jj]
+    lw = np.log(W)[jj]
+    logp = lw + np.logaddexp(la + lu, lb + lv)
+    logq = lw + np.logaddexp(lb + lu, la + lv)
+    ok = np.isfinite(logp) | np.isfinite(logq)
+    logp, logq = logp[ok], logq[ok]
+    if pair.g > 0.0:
+        # The s = 0 outcome (uninformative victim, no clones) has loss 0 but real mass; in a
+        # composition it carries the other rounds' losses, so it must not be dropped.
+        l0 = math.log(pair.g) + float(binom_logpmf(0, pair.n - 1, pair.p, 1.0 - pair.p))
+        logp, logq = np.append(logp, l0), np.append(logq, l0)
+    return logp, logq
 
 
 def pair_log_atoms(pair: ClonePair, sds: float = 12.0, max_atoms: int = 20_000_000):

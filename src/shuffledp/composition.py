@@ -86,6 +86,8 @@ __all__ = [
     "pld_unavailable_reason",
     "pld_epsilon",
     "pld_delta",
+    "pld_epsilon_lower",
+    "pld_delta_lower",
 ]
 
 # ---------------------------------------------------------------------------------------
@@ -715,3 +717,81 @@ def _max_loss(lp, lq):
     if not np.any(fin):
         return 0.0
     return float(max(np.max(lp[fin] - lq[fin]), np.max(lq[fin] - lp[fin])))
+
+
+# ----------------------------------------------------------------------------------------
+# Lower bounds: optimistic PLD of one instance's pair
+# ----------------------------------------------------------------------------------------
+def _rounded_down(la, lb, d):
+    """Optimistic PLD pmf of A‖B on the grid d·Z: losses rounded DOWN, unlisted mass dropped.
+
+    Rounding a loss down and dropping mass can only lower δ(ε) of every composition (the
+    composed δ is a sum of non-negative terms over atoms, each non-decreasing in its loss),
+    so the result is a lower bound on the pair's composed δ. Atoms with B = 0 are real
+    infinite-loss mass and are kept.
+    """
+    pa = np.exp(la)
+    live = pa > 0.0
+    inf_mass = float(np.sum(pa[live & ~np.isfinite(lb)]))
+    fin = live & np.isfinite(lb)
+    loss = la[fin] - lb[fin]
+    nudge = 4e-16 * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
+    idx = np.floor((loss - nudge) / d).astype(np.int64)
+    keys, inv = np.unique(idx, return_inverse=True)
+    probs = np.bincount(inv, weights=pa[fin])
+    return {int(k): float(p) for k, p in zip(keys, probs)}, min(1.0, inf_mass)
+
+
+def _build_lower(lp, lq, rounds, discretization):
+    pld_mod = _pld_module()
+    d = discretization if discretization is not None else _default_discretization(lp, lq, rounds)
+    rem, inf_rem = _rounded_down(lp, lq, d)
+    add, inf_add = _rounded_down(lq, lp, d)
+    pld = pld_mod.PrivacyLossDistribution.create_from_rounded_probability(
+        rem or {0: 0.0}, inf_rem, d, pessimistic_estimate=False,
+        rounded_probability_mass_function_add=add or {0: 0.0}, infinity_mass_add=inf_add,
+        symmetric=False)
+    if rounds > 1:
+        # Optimistic truncation moves the right tail down to the last kept loss and drops the
+        # left tail: both lower δ.
+        pld = pld.self_compose(rounds, tail_mass_truncation=_TAIL_TRUNCATION)
+    return pld, d
+
+
+def pld_delta_lower(logp, logq, rounds: int, epsilon: float, *,
+                    discretization: float | None = None) -> tuple[float, dict]:
+    """A LOWER bound on δ at ε of ``rounds`` rounds of the pair (P, Q) (both directions).
+
+    For a pair that one instance of a mechanism provably produces (or a post-processing of
+    it), this lower-bounds the T-round mechanism's δ(ε) on that instance: the rounds use
+    fresh randomness on the same datasets, so the T-round outputs are the product pair.
+    Optimistic PLD (losses rounded down, truncations dropped) minus the FFT allowance
+    ``PLD_ABS_SLACK``. Returns (δ, details).
+    """
+    lp, lq, _ = _check_pair(logp, logq, 0.0)
+    rounds, discretization = _check_rounds_disc(rounds, discretization)
+    eps = v.real("epsilon", epsilon, lo=0.0)
+    pld, d = _build_lower(lp, lq, rounds, discretization)
+    raw = float(pld.get_delta_for_epsilon(eps))
+    return max(0.0, raw - PLD_ABS_SLACK), {"discretization": d, "fft_slack": PLD_ABS_SLACK,
+                                           "rounding": "optimistic"}
+
+
+def pld_epsilon_lower(logp, logq, rounds: int, delta: float, *,
+                      discretization: float | None = None) -> tuple[float, dict]:
+    """Largest certified ε with ``pld_delta_lower`` > δ: a LOWER bound on the T-round ε(δ)."""
+    lp, lq, _ = _check_pair(logp, logq, 0.0)
+    rounds, discretization = _check_rounds_disc(rounds, discretization)
+    delta = v.probability("delta", delta)
+    pld, d = _build_lower(lp, lq, rounds, discretization)
+    det = {"discretization": d, "fft_slack": PLD_ABS_SLACK, "rounding": "optimistic"}
+
+    def above(e):
+        return float(pld.get_delta_for_epsilon(e)) - PLD_ABS_SLACK > delta
+
+    if not above(0.0):
+        return 0.0, det
+    hi = max(1.0, rounds * _max_loss(lp, lq)) + 1.0
+    if above(hi):
+        return math.inf, det                  # infinite-loss mass alone exceeds δ
+    return bisect_certified(above, 0.0, hi, want="largest", xtol=1e-12, rtol=1e-10), det
