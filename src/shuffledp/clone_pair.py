@@ -893,14 +893,15 @@ def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
         return cs.size, out
     # The fewest terms that serve the largest order as well as the most terms do.
     for kmax in _SERIES_TERMS:
-        jstop = _accepted_from(*_series_slices(pair, lam_max, K, kmax))
+        top_part = _series_slices(pair, lam_max, K, kmax)
+        jstop = _accepted_from(*top_part)
         if jstop == 0:
             break
     mass = w.copy()
     mass[-1] += above                                     # charged at the top slice's value
     parts = []
     for lam in orders.tolist():
-        val, rem = _series_slices(pair, lam, K, kmax)
+        val, rem = top_part if lam == lam_max else _series_slices(pair, lam, K, kmax)
         jstop = max(jstop, _accepted_from(val, rem))
         parts.append((val, rem))
     if jstop >= cs.size:

@@ -547,19 +547,27 @@ def _check_pair(logp, logq, extra_delta):
     return lp, lq, extra
 
 
-def _rounded(la, lb, d, extra):
-    """Pessimistic PLD pmf of A‖B on the grid d·Z: ({index: prob}, infinity mass)."""
+def _rounded(la, lb, d, extra, pessimistic: bool = True):
+    """PLD pmf of A‖B on the grid d·Z: ({index: prob}, infinity mass).
+
+    Pessimistic (upper bounds): losses rounded up, P-mass the pair does not list (and
+    ``extra``) charged as infinite loss. Optimistic (lower bounds): losses rounded down and
+    unlisted mass dropped — both only lower every composed δ(ε) (a sum of non-negative
+    terms, each non-decreasing in its loss). Atoms with B = 0 are real infinite-loss mass
+    either way.
+    """
     pa = np.exp(la)
     live = pa > 0.0
     inf_mass = float(np.sum(pa[live & ~np.isfinite(lb)]))
     fin = live & np.isfinite(lb)
-    listed = float(np.sum(pa[live]))
-    # P-mass the pair does not list is charged as infinite loss.
-    inf_mass += max(extra, 1.0 - listed)
-    loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
-    # Round up; the nudge covers floating error in the subtraction and the division.
+    # The nudge covers floating error in the subtraction and the division.
     nudge = 4e-16 * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
-    idx = np.ceil((loss + nudge) / d).astype(np.int64)
+    if pessimistic:
+        inf_mass += max(extra, 1.0 - float(np.sum(pa[live])))
+        loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
+        idx = np.ceil((loss + nudge) / d).astype(np.int64)
+    else:
+        idx = np.floor((la[fin] - lb[fin] - nudge) / d).astype(np.int64)
     keys, inv = np.unique(idx, return_inverse=True)
     probs = np.bincount(inv, weights=pa[fin])
     return {int(k): float(p) for k, p in zip(keys, probs)}, min(1.0, inf_mass)
@@ -589,20 +597,18 @@ def _default_discretization(lp, lq, rounds):
     return max(min(1e-4, 1e-3 / rounds), width / _MAX_BINS, 1e-9)
 
 
-def _build(lp, lq, rounds, extra, discretization):
+def _build(lp, lq, rounds, extra, discretization, pessimistic: bool = True):
     pld_mod = _pld_module()
     d = discretization if discretization is not None else _default_discretization(lp, lq, rounds)
-    rem, inf_rem = _rounded(lp, lq, d, extra)
-    add, inf_add = _rounded(lq, lp, d, extra)
-    if not rem:
-        rem = {0: 0.0}
-    if not add:
-        add = {0: 0.0}
+    rem, inf_rem = _rounded(lp, lq, d, extra, pessimistic)
+    add, inf_add = _rounded(lq, lp, d, extra, pessimistic)
     pld = pld_mod.PrivacyLossDistribution.create_from_rounded_probability(
-        rem, inf_rem, d, pessimistic_estimate=True,
-        rounded_probability_mass_function_add=add, infinity_mass_add=inf_add,
+        rem or {0: 0.0}, inf_rem, d, pessimistic_estimate=pessimistic,
+        rounded_probability_mass_function_add=add or {0: 0.0}, infinity_mass_add=inf_add,
         symmetric=False)
     if rounds > 1:
+        # dp_accounting's truncation follows the estimate: pessimistic moves the right tail
+        # to infinite loss; optimistic moves it down to the last kept loss and drops the left.
         pld = pld.self_compose(rounds, tail_mass_truncation=_TAIL_TRUNCATION)
     return pld, d
 
@@ -722,42 +728,6 @@ def _max_loss(lp, lq):
 # ----------------------------------------------------------------------------------------
 # Lower bounds: optimistic PLD of one instance's pair
 # ----------------------------------------------------------------------------------------
-def _rounded_down(la, lb, d):
-    """Optimistic PLD pmf of A‖B on the grid d·Z: losses rounded DOWN, unlisted mass dropped.
-
-    Rounding a loss down and dropping mass can only lower δ(ε) of every composition (the
-    composed δ is a sum of non-negative terms over atoms, each non-decreasing in its loss),
-    so the result is a lower bound on the pair's composed δ. Atoms with B = 0 are real
-    infinite-loss mass and are kept.
-    """
-    pa = np.exp(la)
-    live = pa > 0.0
-    inf_mass = float(np.sum(pa[live & ~np.isfinite(lb)]))
-    fin = live & np.isfinite(lb)
-    loss = la[fin] - lb[fin]
-    nudge = 4e-16 * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
-    idx = np.floor((loss - nudge) / d).astype(np.int64)
-    keys, inv = np.unique(idx, return_inverse=True)
-    probs = np.bincount(inv, weights=pa[fin])
-    return {int(k): float(p) for k, p in zip(keys, probs)}, min(1.0, inf_mass)
-
-
-def _build_lower(lp, lq, rounds, discretization):
-    pld_mod = _pld_module()
-    d = discretization if discretization is not None else _default_discretization(lp, lq, rounds)
-    rem, inf_rem = _rounded_down(lp, lq, d)
-    add, inf_add = _rounded_down(lq, lp, d)
-    pld = pld_mod.PrivacyLossDistribution.create_from_rounded_probability(
-        rem or {0: 0.0}, inf_rem, d, pessimistic_estimate=False,
-        rounded_probability_mass_function_add=add or {0: 0.0}, infinity_mass_add=inf_add,
-        symmetric=False)
-    if rounds > 1:
-        # Optimistic truncation moves the right tail down to the last kept loss and drops the
-        # left tail: both lower δ.
-        pld = pld.self_compose(rounds, tail_mass_truncation=_TAIL_TRUNCATION)
-    return pld, d
-
-
 def pld_delta_lower(logp, logq, rounds: int, epsilon: float, *,
                     discretization: float | None = None) -> tuple[float, dict]:
     """A LOWER bound on δ at ε of ``rounds`` rounds of the pair (P, Q) (both directions).
@@ -771,7 +741,7 @@ def pld_delta_lower(logp, logq, rounds: int, epsilon: float, *,
     lp, lq, _ = _check_pair(logp, logq, 0.0)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
-    pld, d = _build_lower(lp, lq, rounds, discretization)
+    pld, d = _build(lp, lq, rounds, 0.0, discretization, pessimistic=False)
     raw = float(pld.get_delta_for_epsilon(eps))
     return max(0.0, raw - PLD_ABS_SLACK), {"discretization": d, "fft_slack": PLD_ABS_SLACK,
                                            "rounding": "optimistic"}
@@ -783,7 +753,7 @@ def pld_epsilon_lower(logp, logq, rounds: int, delta: float, *,
     lp, lq, _ = _check_pair(logp, logq, 0.0)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
-    pld, d = _build_lower(lp, lq, rounds, discretization)
+    pld, d = _build(lp, lq, rounds, 0.0, discretization, pessimistic=False)
     det = {"discretization": d, "fft_slack": PLD_ABS_SLACK, "rounding": "optimistic"}
 
     def above(e):
