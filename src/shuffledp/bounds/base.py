@@ -21,7 +21,8 @@ every composition route it supports (``epsilon`` / ``delta``):
   single round up to one grid step, on the safe side).
 
 Composition theorems give upper bounds only: lower and estimate bounds never get
-``"kov15"`` or ``"pld"``. Subclasses add routes of their own by overriding
+``"kov15"``, and ``"pld"`` only when ``pld_is_instance`` says its ``pld_atoms`` are one
+instance's output pair (T rounds on it are the product pair; composed optimistically). Subclasses add routes of their own by overriding
 ``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating
 the rest to ``super()``).
 
@@ -122,11 +123,14 @@ class Bound:
         # single-round lower bound is available.
         if self.has_rdp and not (self.kind == "lower" and r):
             r.append("rdp")
+        pld_ok = hasattr(self, "pld_atoms") and _comp.pld_unavailable_reason() is None
         if self.kind == "upper":
             if self.has_dp and rounds > 1:
                 r.append("kov15")
-            if hasattr(self, "pld_atoms") and _comp.pld_unavailable_reason() is None:
+            if pld_ok:
                 r.append("pld")
+        elif self.kind == "lower" and self.pld_is_instance and pld_ok and rounds > 1:
+            r.append("pld")
         r.extend(x for x in self.extra_routes(rounds) if x not in r)
         return r
 
@@ -154,9 +158,21 @@ class Bound:
         d["splits"] = {r.statement: dict(r.details) for r in results}
         return d
 
-    def _pld_pair(self, proto):
+    def _pld_route(self, proto, rounds, x, question):
+        """PLD of ``pld_atoms`` composed ``rounds`` times: pessimistic for an upper bound's
+        dominating pair, optimistic (no tail charge) for a lower bound's instance pair."""
         logp, logq, tail = self.pld_atoms(proto)
-        return logp, logq, float(tail)
+        if self.kind == "lower":
+            fn = _comp.pld_epsilon_lower if question == "epsilon" else _comp.pld_delta_lower
+            val, det = fn(logp, logq, rounds, x)
+        else:
+            fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+            val, det = fn(logp, logq, rounds, x, extra_delta=float(tail))
+        return Outcome(float(val), self.kind, "pld", det)
+
+    #: Lower bounds only: True when ``pld_atoms`` is the output pair of one instance (a
+    #: dataset pair), so its T-fold product is exactly what T rounds leak on that instance.
+    pld_is_instance: bool = False
 
     #: True when one RDP order costs ~0.1 s (exact pair sums): the search uses the sparse grid.
     rdp_expensive: bool = False
@@ -186,9 +202,7 @@ class Bound:
             return Outcome(float(best.value), "upper", "kov15",
                            self._kov15_details(best, results))
         if route == "pld":
-            logp, logq, tail = self._pld_pair(proto)
-            val, det = _comp.pld_epsilon(logp, logq, rounds, delta, extra_delta=tail)
-            return Outcome(float(val), "upper", "pld", det)
+            return self._pld_route(proto, rounds, delta, "epsilon")
         raise NotImplementedError(route)
 
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
@@ -207,9 +221,7 @@ class Bound:
             return Outcome(float(best.value), "upper", "kov15",
                            self._kov15_details(best, results))
         if route == "pld":
-            logp, logq, tail = self._pld_pair(proto)
-            val, det = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)
-            return Outcome(float(val), "upper", "pld", det)
+            return self._pld_route(proto, rounds, eps, "delta")
         raise NotImplementedError(route)
 
     def _kov15_eps_max(self, proto) -> float:

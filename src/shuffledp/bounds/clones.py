@@ -33,7 +33,7 @@ from ..errors import NotApplicableError
 from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
 from ._common import ldp_reason, no_sampling_reason
-from .base import Bound, Outcome, register
+from .base import Bound, register
 
 __all__ = ["fmt20_closed_epsilon", "fmt23_closed_epsilon", "fmt20_closed_condition",
            "fmt23_closed_condition", "krr_first_value_delta", "OutsideCondition",
@@ -426,15 +426,11 @@ class KrrLower(Bound):
         lo, _ = cp._root(f, 0.0, hi, float(delta), 1e-11)
         return lo
 
-    # ----- T rounds: the instance's pair composed with itself (optimistic PLD) ----------
-    def extra_routes(self, rounds):
-        from .. import composition as _comp
-        if rounds > 1 and _comp.pld_unavailable_reason() is None:
-            return ["pld"]
-        return []
+    # ----- T rounds: the instance's pair composed with itself (optimistic PLD, base) ----
+    pld_is_instance = True
 
-    def instance_atoms(self, proto):
-        """(log P, log Q) of the instance's (post-processed) output law, windowed.
+    def pld_atoms(self, proto):
+        """(log P, log Q, 0) of the instance's (post-processed) output law, windowed.
 
         k = 2: the number of zeros on X0 = (0,1,…,1) vs X1 = (1,…,1); k ≥ 3: the k-RR
         marginal pair (counts of 0s and 1s on X0 = (0,2,…,2) vs X1 = (1,2,…,2)).
@@ -443,27 +439,9 @@ class KrrLower(Bound):
         if k == 2:
             from .girgis import _instance_cached
             _, lp0, lp1 = _instance_cached(e0, n)
-            return np.asarray(lp0), np.asarray(lp1)
+            return np.asarray(lp0), np.asarray(lp1), 0.0
         try:
-            return cp.pair_lower_atoms(cp.krr_marginal_pair(e0, k, n))
+            return (*cp.pair_lower_atoms(cp.krr_marginal_pair(e0, k, n)), 0.0)
         except ValueError as exc:
             raise NotApplicableError(f"krr-lower over several rounds: {exc} (its exact "
                                      "composition is offered up to 3e6 atoms)") from None
-
-    def epsilon_route(self, proto, delta, rounds, route):
-        if route == "pld":
-            from .. import composition as _comp
-            lp, lq = self.instance_atoms(proto)
-            val, det = _comp.pld_epsilon_lower(lp, lq, rounds, delta)
-            det["instance"] = self.valid_for(proto)
-            return Outcome(float(val), "lower", "pld", det)
-        return super().epsilon_route(proto, delta, rounds, route)
-
-    def delta_route(self, proto, eps, rounds, route):
-        if route == "pld":
-            from .. import composition as _comp
-            lp, lq = self.instance_atoms(proto)
-            val, det = _comp.pld_delta_lower(lp, lq, rounds, eps)
-            det["instance"] = self.valid_for(proto)
-            return Outcome(float(val), "lower", "pld", det)
-        return super().delta_route(proto, eps, rounds, route)
