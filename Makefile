@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 comma  := ,
-EXTRAS ?= dev,plots,sweep,pld
+EXTRAS ?= dev,plots,sweep,pld,fl,opacus
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: run test install bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: a bare range would let pip pick a multi-GB CUDA build.
+	case '$(EXTRAS)' in *fl*|*opacus*) $(BIN)/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0' ;; esac
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
