@@ -54,6 +54,10 @@ REFERENCE = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle mo
 
 #: Loss grid of the composed PLD (pessimistic rounding up of every loss).
 PLD_GRID = 1e-5
+#: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
+#: lattice resolution there (density of the curve matters more than each point's last digit).
+CURVE_POINTS = 100
+CURVE_NU = 20.0
 
 
 def _key(proto):
@@ -73,16 +77,16 @@ def blanket_pairs(proto) -> tuple:
     return _pairs_cached(mech, rate)
 
 
-def _hs(pair, n, eps):
+def _hs(pair, n, eps, nu=None):
     """Certified upper value of H_{e^ε}(P̂‖Q̂) = E[(U − e^ε V)_+]/n for one pair (ε ≥ 0)."""
     if eps >= pair.max_log_ratio():
         return 0.0, {}
     vals, probs, err = pair.atoms(eps)
-    r = iid_sum.positive_part(vals, probs, n, value_err=err)
+    r = iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
     return r.upper / n, r.details
 
 
-def _hs_excess(pair, n, eps):
+def _hs_excess(pair, n, eps, nu=None):
     """Certified upper value of H_{e^ε}(P̂‖Q̂) − (1 − e^ε) = E[(e^ε V − U)_+]/n (ε ≤ 0),
     computed directly (no subtraction of nearly equal numbers)."""
     if -eps >= pair.max_log_ratio():
@@ -91,7 +95,7 @@ def _hs_excess(pair, n, eps):
     vals = np.append(t * pair.b - pair.a, 0.0)
     probs = np.append(pair.w, pair.w0)
     err = np.append(8.0 * 2.0 ** -53 * (pair.a + t * pair.b), 0.0)
-    return iid_sum.positive_part(vals, probs, n, value_err=err).upper / n
+    return iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu).upper / n
 
 
 @functools.lru_cache(maxsize=4096)
@@ -135,6 +139,12 @@ def _gauss_eps(mu, delta):
         return hi
 
 
+def _gauss_logdelta(mu, e):
+    a = special.log_ndtr(-e / mu + mu / 2)
+    b = e + special.log_ndtr(-e / mu - mu / 2)
+    return float(a + math.log(-math.expm1(b - a))) if b < a else -math.inf
+
+
 def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dict]:
     """Smallest certified ε with δ(ε) ≤ δ (the certified end of the search) and details."""
     mech, n, rate = _key(proto)
@@ -161,31 +171,37 @@ def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dic
         hi, lhi = x, (math.log(v) if v > 0 else -math.inf)
         return False
 
-    # bracket the Gaussian seed with finite log δ at both ends
-    x = min(max(_gauss_eps(_gauss_mu(pairs, n), delta), 1e-9), 0.5 * top)
-    went_low = visit(x)
-    step = 1.08
-    while evals < 30:
-        if lo > 0.0 and math.isfinite(lhi) and hi < top:
-            break
-        nx = min(x * step, 0.5 * (x + top)) if went_low else max(x / step, 0.5 * x)
-        if lo > 0.0 and hi < top and not math.isfinite(lhi):
-            nx = 0.5 * (lo + hi)
-        x = nx
-        went_low = visit(x)
-        step *= 1.5
-    # secant on log δ, aimed just past the estimated root on alternating sides
-    last_low = went_low
-    while hi - lo > rtol * hi and evals < 60:
-        if math.isfinite(lhi) and math.isfinite(llo) and llo != lhi:
-            xs = lo + (llo - ld) * (hi - lo) / (llo - lhi)
-            xs = xs * (1.0 + (0.4 if last_low else -0.4) * rtol)
+    mu = _gauss_mu(pairs, n)
+
+    def model_slope(x):
+        # d log δ / dε of the Gaussian approximation (steers the first steps only)
+        hstep = 1e-4 * max(x, mu)
+        g1, g2 = _gauss_logdelta(mu, x), _gauss_logdelta(mu, x + hstep)
+        sl = (g2 - g1) / hstep
+        return sl if math.isfinite(sl) and sl < 0 else -1.0 / max(mu, 1e-12)
+
+    x = min(max(_gauss_eps(mu, delta), 1e-9), 0.5 * top)
+    last_low = visit(x)
+    while evals < 60:
+        have_lo = lo > 0.0 or llo < math.inf
+        if math.isfinite(lhi) and hi < top and lo > 0.0:
+            xs = lo + (llo - ld) * (hi - lo) / (llo - lhi)       # secant root on log δ
+            if hi - xs <= rtol * hi or hi - lo <= rtol * hi:
+                break
+            xs = xs * (1.0 + 0.5 * rtol) if not last_low else xs * (1.0 + 0.25 * rtol)
         else:
-            xs = 0.5 * (lo + hi)
+            # one side only: Newton step with the Gaussian model's slope, aimed past the root
+            lv = llo if last_low else lhi
+            xs = x - (lv - ld) / model_slope(x)
+            xs *= (1.0 + 2 * rtol) if last_low else (1.0 - 2 * rtol)
         w = hi - lo
-        if not lo + 1e-3 * w < xs < hi - 1e-3 * w:
+        if not lo < xs < hi:
             xs = 0.5 * (lo + hi)
-        last_low = visit(xs)
+        elif w > 0 and not (lo + 1e-4 * w < xs < hi - 1e-4 * w):
+            xs = min(max(xs, lo + 1e-4 * w), hi - 1e-4 * w)
+        x = xs
+        last_low = visit(x)
+        del have_lo
     _, which, det = _delta_cached(mech, n, rate, float(hi))
     return float(hi), {"evaluations": evals, "victim_pair": which, "bracket": [lo, hi],
                        "certified_relative_error_of_delta": det.get("certified_relative_error", 0.0)}
@@ -197,7 +213,7 @@ def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dic
 def _eps_grid(pairs, n, points):
     top = max(p.max_log_ratio() for p in pairs)
     mu = max(_gauss_mu(pairs, n), 1e-12)
-    c = min(mu / 4.0, top / 4.0)
+    c = min(mu / 3.0, top / 4.0)
     U = math.asinh(top / c)
     u = np.linspace(0.0, U, points + 1)
     pos = c * np.sinh(u)
@@ -215,9 +231,9 @@ def _fdp_cached(mech, n, rate, points):
         if abs(e) >= top:
             continue                            # exactly H = 1 − t (below) or H = 0 (above)
         if e < 0:
-            small[i] = max(_hs_excess(p, n, float(e)) for p in pairs)
+            small[i] = max(_hs_excess(p, n, float(e), CURVE_NU) for p in pairs)
         else:
-            small[i] = max(_hs(p, n, float(e))[0] for p in pairs)
+            small[i] = max(_hs(p, n, float(e), CURVE_NU)[0] for p in pairs)
     return grid, small
 
 
@@ -263,7 +279,7 @@ def _hull_masses(grid, small):
     return grid[keep], np.maximum(q, 0.0)
 
 
-def fdp_pair(proto, points: int = 160):
+def fdp_pair(proto, points: int = CURVE_POINTS):
     """(losses, log P, log Q, grid) of the finite dominating pair built from the certified
     curve at ``2·points + 1`` values of ε."""
     mech, n, rate = _key(proto)
