@@ -421,3 +421,23 @@ def test_t1_pld_route_agrees_with_one_round():
     assert pld.epsilon >= one * (1 - 1e-9)
     err = pld.candidates[0].details["fdp_grid_spacing_at_answer"] + pld.candidates[0].details["eps_bias_bound"]
     assert pld.epsilon <= one + err
+
+
+def test_calibrate_eps0_for_an_encoder_family():
+    c = sd.calibrate.eps0(5000, 0.2, 1e-6, mechanism=sd.OUE(1.0, 50))
+    assert c.bound == "blanket"
+    proto = sd.Shuffle(sd.OUE(c.value, 50), 5000)
+    assert sd.epsilon(proto, 1e-6).epsilon <= 0.2
+    assert sd.epsilon(sd.Shuffle(sd.OUE(c.value * 1.01, 50), 5000), 1e-6).epsilon > 0.2
+    with pytest.raises(ValueError, match="mechanism"):
+        sd.calibrate.eps0(5000, 0.2, 1e-6, mechanism=sd.Randomizer(_rr(1.0, 3)))
+
+
+def test_guards_refuse_instead_of_crashing():
+    b = get("blanket")
+    assert "eps0 <= 50" in b.check(sd.Shuffle(sd.RandomizedResponse(60.0, 3), 100))
+    rng = np.random.default_rng(3)
+    big = sd.Randomizer(_random_matrix(rng, 25, 4, 1.0))
+    assert "victim pairs" in b.check(sd.Shuffle(big, 100))
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(45.0, 10), 1000), 1e-6)   # no crash
+    assert r.kind == "upper" and math.isfinite(r.epsilon)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-__all__ = ["BlanketPair", "pairs_of", "pairs_from_matrix", "matrix_of", "with_checkin"]
+__all__ = ["BlanketPair", "pairs_of", "pairs_from_matrix", "matrix_of", "with_checkin",
+           "krr_pairs", "oue_pairs", "rappor_pairs", "hadamard_pairs", "hashing_pairs"]
 
 
 @dataclass(frozen=True)
@@ -65,14 +66,14 @@ def _pair(label, rows, w0):
     return BlanketPair(label, a[keep], b[keep], w[keep], float(w0))
 
 
-def _krr(m):
+def krr_pairs(m):
     E = math.exp(m.eps0)
     D = E + m.k - 1
     rows = [(E, 1.0, 1.0 / D), (1.0, E, 1.0 / D), (1.0, 1.0, (m.k - 2) / D)]
     return [_pair("victim 0 vs 1 (all pairs are equivalent)", rows, math.expm1(m.eps0) / D)]
 
 
-def _oue(m):
+def oue_pairs(m):
     E, d = math.exp(m.eps0), m.d
     top = math.exp((1 - d) * math.log1p(E))          # (E + 1)^{1−d}: the all-ones output
     rows = [(E, E, 1.0 / (2 * E * (E + 1)) * -math.expm1((2 - d) * math.log1p(E))),
@@ -82,7 +83,7 @@ def _oue(m):
     return [_pair("victim 0 vs 1 (all pairs are equivalent)", rows, w0)]
 
 
-def _rappor(m):
+def rappor_pairs(m):
     s, d = math.exp(m.eps0 / 2), m.d
     l1s = math.log1p(s)
     rows = [(s * s, s * s, 1.0 / (s * (s + 1) ** 2) * -math.expm1((2 - d) * l1s)),
@@ -92,7 +93,7 @@ def _rappor(m):
     return [_pair("victim 0 vs 1 (all pairs are equivalent)", rows, w0)]
 
 
-def _hadamard(m):
+def hadamard_pairs(m):
     E, K = math.exp(m.eps0), m.K
     rows = [(E, E, (0.5 - 2.0 / K) / (E + 1)), (E, 1.0, 0.5 / (E + 1)), (1.0, E, 0.5 / (E + 1)),
             (1.0, 1.0, 0.5 / (E + 1) + 2 * E / (K * (E + 1)))]
@@ -100,7 +101,7 @@ def _hadamard(m):
     return [_pair("victim 0 vs 1 (all pairs are equivalent)", rows, w0)]
 
 
-def _hashing(m):
+def hashing_pairs(m):
     E, d = math.exp(m.eps0), m.d
     c = 2.0 ** (1 - d)                                 # P(h is constant)
     rows = [(E, E, (0.5 - c) / (E + 1)), (E, 1.0, 0.5 / (E + 1)), (1.0, E, 0.5 / (E + 1)),
@@ -142,22 +143,12 @@ def pairs_from_matrix(mat, max_pairs: int | None = None) -> list[BlanketPair]:
 
 
 def pairs_of(mech) -> list[BlanketPair]:
-    """The blanket pairs of a concrete randomizer (``mechanisms``); ValueError otherwise."""
-    from . import mechanisms as M
-    if isinstance(mech, M.RandomizedResponse):
-        return _krr(mech)
-    if isinstance(mech, M.Randomizer):
-        return pairs_from_matrix(mech.array)
-    if isinstance(mech, M.OUE):
-        return _oue(mech)
-    if isinstance(mech, M.RAPPOR):
-        return _rappor(mech)
-    if isinstance(mech, M.HadamardResponse):
-        return _hadamard(mech)
-    if isinstance(mech, M.LocalHashing):
-        return _hashing(mech)
-    raise ValueError(f"mechanism must be a concrete randomizer (RandomizedResponse, Randomizer, "
-                     f"OUE, RAPPOR, HadamardResponse, LocalHashing); got {mech!r}")
+    """The blanket pairs of a concrete randomizer: asks the mechanism (``blanket_pairs``)."""
+    fn = getattr(mech, "blanket_pairs", None)
+    if fn is None:
+        raise ValueError(f"mechanism must be a concrete randomizer (RandomizedResponse, "
+                         f"Randomizer, OUE, RAPPOR, HadamardResponse, LocalHashing); got {mech!r}")
+    return fn()
 
 
 def with_checkin(pair: BlanketPair, rate: float) -> BlanketPair:

@@ -45,6 +45,9 @@ __all__ = ["SumBound", "positive_part", "exact_positive_part"]
 
 _U = 2.0 ** -53
 _C_FFT = 10.0
+#: Largest lattice support of one atom distribution, and largest FFT (memory ~ 16 bytes each).
+MAX_SUPPORT = 2_000_000
+MAX_FFT = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         return SumBound(float(np.dot(p, np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
     var = float(np.dot(p, (v - mean) ** 2))
     sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
-    h = sd / float(nu)
+    # The lattice must stay listable: a coarser step is still valid (only looser).
+    h = max(sd / float(nu), float(np.max(v) - np.min(v)) / MAX_SUPPORT)
 
     # ---- 1. mean-preserving two-point spread onto hZ -----------------------------------
     x = v / h
@@ -168,6 +172,9 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     s_lo = min(int(math.floor(c - w)), 0)
     s_hi = max(int(math.ceil(c + w)), 1)
     L = _fft.next_fast_len(max(s_hi - s_lo + 1, 2 * K), real=True)
+    if L > MAX_FFT:
+        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L} > {MAX_FFT} "
+                              f"at n={n}; not computed")
     s_hi = s_lo + L - 1
     arr = np.zeros(L)
     arr[:K] = qt

@@ -62,7 +62,7 @@ class RandomizedResponse:
     def blanket_pairs(self):
         """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
         from . import gparv
-        return gparv.pairs_of(self)
+        return gparv.krr_pairs(self)
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,10 @@ class Randomizer:
         return f"{len(self.matrix)}x{len(self.matrix[0])} randomizer, eps0={self.eps0:.6g}"
 
     def blanket_pairs(self):
-        """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
+        """The privacy-blanket (GPARV) atoms: column-wise blanket, one pair per ordered
+        input pair (``shuffledp.gparv``)."""
         from . import gparv
-        return gparv.pairs_of(self)
+        return gparv.pairs_from_matrix(self.array)
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,13 @@ class _Encoder:
     #: Largest number of outputs for which ``matrix()`` builds the full matrix.
     MAX_MATRIX_COLUMNS = 1 << 14
 
+    #: Name of this encoder's atom function in ``shuffledp.gparv``.
+    _GPARV = ""
+
     def blanket_pairs(self):
         """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
         from . import gparv
-        return gparv.pairs_of(self)
+        return getattr(gparv, self._GPARV)(self)
 
     def n_outputs(self) -> int:
         raise NotImplementedError
@@ -177,6 +181,8 @@ class OUE(_Encoder):
     probability 1/2, every 0-bit as 1 with probability 1/(e^ε0 + 1), independently.
     """
 
+    _GPARV = "oue_pairs"
+
     eps0: float
     d: int
 
@@ -197,6 +203,8 @@ class RAPPOR(_Encoder):
     2014, arXiv:1407.6981): one-hot encode, flip every bit independently with probability
     1/(e^{ε0/2} + 1). Two inputs differ in two bits, so the randomizer is ε0-LDP.
     """
+
+    _GPARV = "rappor_pairs"
 
     eps0: float
     d: int
@@ -220,6 +228,8 @@ class HadamardResponse(_Encoder):
     of the K×K Sylvester–Hadamard matrix is +1 (|C_x| = K/2); the output j ∈ {0, …, K−1}
     is drawn with probability ∝ e^ε0 on C_x and ∝ 1 elsewhere.
     """
+
+    _GPARV = "hadamard_pairs"
 
     eps0: float
     d: int
@@ -246,6 +256,8 @@ class LocalHashing(_Encoder):
     b = h(x) w.p. e^ε0/(e^ε0 + 1), else 1 − h(x). (A uniformly random function, not a
     smaller hash family: the blanket atoms depend on the family.)
     """
+
+    _GPARV = "hashing_pairs"
 
     eps0: float
     d: int

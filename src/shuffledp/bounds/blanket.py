@@ -40,7 +40,7 @@ from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
 from ..errors import NotApplicableError
-from ..mechanisms import LDP
+from ..mechanisms import LDP, Randomizer
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
@@ -52,6 +52,9 @@ REFERENCE = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle mo
              "2019, arXiv:1903.02837; exact GPARV form: Su, Cheng, Wang, IEEE S&P 2026, "
              "arXiv:2504.07414")
 
+#: Largest ε0 and number of distinct victim pairs the bound takes on.
+MAX_EPS0 = 50.0
+MAX_PAIRS = 400
 #: Loss grid of the composed PLD (pessimistic rounding up of every loss).
 PLD_GRID = 1e-5
 #: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
@@ -128,9 +131,9 @@ def _gauss_eps(mu, delta):
         return 0.0
 
     def f(e):
-        return (special.ndtr(-e / mu + mu / 2) - math.exp(e) * special.ndtr(-e / mu - mu / 2)) - delta
+        return math.exp(_gauss_logdelta(mu, e)) - delta
 
-    hi = mu * 50 + 1.0
+    hi = min(mu * 50 + 1.0, 700.0)
     if f(0.0) <= 0:
         return 0.0
     try:
@@ -314,6 +317,14 @@ class Blanket(Bound):
                     "randomizers has no common blanket beyond what fmt20 uses")
         if not hasattr(m, "blanket_pairs"):
             return f"no blanket decomposition is known for {m!r}"
+        if m.eps0 > MAX_EPS0:
+            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
+                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+        if isinstance(m, Randomizer) and m.inputs * (m.inputs - 1) > MAX_PAIRS:
+            npairs = len(blanket_pairs(proto))
+            if npairs > MAX_PAIRS:
+                return (f"the matrix has {npairs} distinct ordered victim pairs (more than "
+                        f"{MAX_PAIRS}); the maximum over all of them is not computed")
         if isinstance(proto.sampling, WithoutReplacement):
             return ("sampling without replacement makes the users' participation dependent, "
                     "so the blanket draws are not i.i.d.; use CheckIn(rate) or the unsampled "
