@@ -123,7 +123,6 @@ def pairs_from_matrix(mat, max_pairs: int | None = None) -> list[BlanketPair]:
     if np.any(g <= 0):
         raise ValueError("the matrix has an output with probability 0 under some inputs only: "
                          "it is not eps0-LDP and has no blanket there")
-    gamma = float(np.sum(g))
     # 1 − γ = Σ_y (R(x0)(y) − min_u R(u)(y)): a sum of non-negative terms, no cancellation.
     w0 = float(np.sum(m[0] - g))
     out, seen = [], set()
@@ -138,7 +137,6 @@ def pairs_from_matrix(mat, max_pairs: int | None = None) -> list[BlanketPair]:
                 continue
             seen.add(key)
             out.append(BlanketPair(f"victim {x} vs {xp}", a, b, g.copy(), w0))
-    del gamma
     return out
 
 

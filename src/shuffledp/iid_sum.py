@@ -38,7 +38,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import fft as _fft
 from scipy import optimize, special
 
 __all__ = ["SumBound", "positive_part", "exact_positive_part"]
@@ -96,6 +95,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     deviations of the tilted sum. Never below the true value; the details give the
     lattice step, the tilt, the FFT and tail allowances included in ``upper``.
     """
+    from scipy import fft as _fft      # lazily: keeps `import shuffledp` light
+
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be an integer in [1, inf); got {n!r}")

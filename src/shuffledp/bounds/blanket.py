@@ -39,7 +39,6 @@ from scipy import optimize, special
 from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
-from ..errors import NotApplicableError
 from ..mechanisms import LDP, Randomizer
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
@@ -55,8 +54,11 @@ REFERENCE = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle mo
 #: Largest ε0 and number of distinct victim pairs the bound takes on.
 MAX_EPS0 = 50.0
 MAX_PAIRS = 400
-#: Loss grid of the composed PLD (pessimistic rounding up of every loss).
+#: Loss grid of the composed PLD (pessimistic rounding up of every loss), and the mass
+#: in each far tail of the pair charged as infinite loss instead of being listed.
 PLD_GRID = 1e-5
+PLD_TAIL = 1e-15
+PLD_MAX_BINS = 1 << 19
 #: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
 #: lattice resolution there (density of the curve matters more than each point's last digit).
 CURVE_POINTS = 100
@@ -190,7 +192,6 @@ def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dic
     x = min(max(_gauss_eps(mu, delta), 1e-9), 0.5 * top)
     last_low = visit(x)
     while evals < 60:
-        have_lo = lo > 0.0 or llo < math.inf
         if math.isfinite(lhi) and hi < top and lo > 0.0:
             xs = lo + (llo - ld) * (hi - lo) / (llo - lhi)       # secant root on log δ
             if hi - xs <= rtol * hi or hi - lo <= rtol * hi:
@@ -208,7 +209,6 @@ def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dic
             xs = min(max(xs, lo + 1e-4 * w), hi - 1e-4 * w)
         x = xs
         last_low = visit(x)
-        del have_lo
     _, which, det = _delta_cached(mech, n, rate, float(hi))
     return float(hi), {"evaluations": evals, "victim_pair": which, "bracket": [lo, hi],
                        "certified_relative_error_of_delta": det.get("certified_relative_error", 0.0)}
@@ -304,6 +304,18 @@ def fdp_pair(proto, points: int | None = None):
     return g, lp, lq, grid
 
 
+def _pld_grid(lp, lq, rounds):
+    """PLD_GRID, unless the composed loss range would need more than PLD_MAX_BINS bins
+    (large ε0 or many rounds): then range/PLD_MAX_BINS (still pessimistic; stated in the
+    details as ``discretization`` and ``eps_bias_bound``)."""
+    g = lp - lq
+    w = np.exp(lp)
+    mu = float(np.sum(w * g))
+    var = float(np.sum(w * (g - mu) ** 2))
+    width = float(np.ptp(g)) + 26.0 * math.sqrt(rounds * var) * (rounds > 1)
+    return max(PLD_GRID, width / PLD_MAX_BINS)
+
+
 @register
 class Blanket(Bound):
     id = "blanket"
@@ -358,8 +370,22 @@ class Blanket(Bound):
 
     # ----- dominating pair ---------------------------------------------------------------
     def pld_atoms(self, proto):
-        _, lp, lq, _ = fdp_pair(proto)
-        return lp, lq, 0.0
+        """(log P, log Q, charged mass) of the dominating pair for PLD composition.
+
+        Atoms in the far tails are dropped and their mass charged as infinite privacy loss
+        in both directions (P-mass of losses above L, Q-mass of losses below −L, each at
+        most ``PLD_TAIL``): pessimistic, and it keeps the loss grid (1e−5) short.
+        """
+        g, lp, lq, _ = fdp_pair(proto)
+        p, q = np.exp(lp), np.exp(lq)
+        order = np.argsort(g)
+        # P-mass strictly above each atom, Q-mass strictly below it
+        p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
+        q_below = np.cumsum(q[order]) - q[order]
+        keep = np.zeros(g.size, dtype=bool)
+        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
+        return lp[keep], lq[keep], dropped
 
     def rdp(self, proto, orders):
         g, lp, lq, _ = fdp_pair(proto)
@@ -392,9 +418,10 @@ class Blanket(Bound):
         return super()._run(fn, proto, x, rounds, composition)
 
     def _pld_route(self, proto, rounds, x, question):
-        g, lp, lq, grid = fdp_pair(proto)
+        g, _, _, grid = fdp_pair(proto)
+        lp, lq, dropped = self.pld_atoms(proto)
         fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(lp, lq, rounds, x, 0.0, discretization=PLD_GRID)
+        val, det = fn(lp, lq, rounds, x, dropped, discretization=_pld_grid(lp, lq, rounds))
         det = dict(det)
         det["fdp_points"] = int(grid.size)
         det["fdp_vertices"] = int(g.size)
