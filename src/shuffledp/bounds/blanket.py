@@ -18,7 +18,7 @@ within a round)". Replacement adjacency.
 Views
 -----
 * δ(ε): ``iid_sum.positive_part`` (certified: lattice spread, tilt, one FFT power,
-  a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ seeded by the
+  a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ started from the
   Gaussian approximation, bracketed, returning the certified end.
 * PLD and RDP: from the certified curve H(t) = E[(U − tV)_+]/n at a grid of ε (both
   signs), its lower convex hull in t is the hockey-stick curve of a finite pair
@@ -125,7 +125,7 @@ def blanket_delta(proto, eps: float) -> tuple[float, dict]:
 
 def _gauss_mu(pairs, n):
     """μ of the Gaussian approximation, μ² = Σ_y (R(x)(y) − R(x')(y))²/(γω(y)) / n
-    (an estimate used only to seed the search)."""
+    (an estimate used only to start the search)."""
     mu = 0.0
     for p in pairs:
         mu = max(mu, float(np.sum(p.w * (p.a - p.b) ** 2)))
