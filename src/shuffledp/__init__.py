@@ -7,6 +7,7 @@
 """
 
 from .mechanisms import LDP, Gaussian, Randomizer, RandomizedResponse
+from .mechanisms import OUE, RAPPOR, HadamardResponse, LocalHashing
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 from .errors import NotApplicableError
 from .results import Candidate, RdpCurve, Result
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LDP", "RandomizedResponse", "Randomizer", "Gaussian",
+    "OUE", "RAPPOR", "HadamardResponse", "LocalHashing",
     "Shuffle", "CheckIn", "WithoutReplacement",
     "epsilon", "delta", "rdp", "bounds", "calibrate",
     "Result", "Candidate", "RdpCurve", "NotApplicableError",

@@ -88,12 +88,31 @@ def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):
     return lo if want == "largest" else hi
 
 
-def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
+def _family(template, e0):
+    """The member of ``template``'s family with local level e0 (frozen dataclasses)."""
+    import dataclasses
+
+    from .mechanisms import Randomizer
+    if isinstance(template, (Randomizer, Gaussian)) or not dataclasses.is_dataclass(template) \
+            or not hasattr(template, "eps0"):
+        raise ValueError("mechanism must be a randomizer family with an eps0 parameter "
+                         "(RandomizedResponse, OUE, RAPPOR, HadamardResponse, LocalHashing, "
+                         f"LDP); got {template!r}")
+    return dataclasses.replace(template, eps0=e0)
+
+
+def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, tol=1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
-    randomized response (which unlocks the stronger clone bound).
+    randomized response (which unlocks the stronger clone bound). ``mechanism``: a
+    randomizer family given by one member, e.g. ``OUE(1.0, d=1000)`` — its ε0 is the
+    parameter calibrated, everything else (d, k) is kept; the blanket bound then applies.
     """
+    if mechanism is not None:
+        if k is not None:
+            raise ValueError("pass at most one of k and mechanism")
+        _family(mechanism, 1.0)        # fails early with the parameter's name
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
@@ -101,6 +120,8 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
     tol = v.real("tol", tol, lo=1e-12, hi=0.1)
 
     def proto(e0):
+        if mechanism is not None:
+            return Shuffle(_family(mechanism, e0), n)
         return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n)
 
     def eps_at(e0):
@@ -299,7 +320,9 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--eps0", type=num, default=None, help="local eps0 (rounds, users)")
     p.add_argument("--k", type=int_like, default=None, help="eps0: calibrate k-ary randomized response")
     p.add_argument("--sigma", type=num, default=None, help="rounds/users with a Gaussian")
-    p.add_argument("--mechanism", default="ldp", help="rounds/users: ldp, rr:K, gaussian:SIGMA")
+    p.add_argument("--mechanism", default="ldp",
+                   help="ldp, rr:K, oue:D, rappor:D, hr:D, olh:D (eps0: the family calibrated), "
+                        "gaussian:SIGMA (rounds/users)")
     p.add_argument("--checkin", type=num, default=None, metavar="RATE")
     p.add_argument("--sample-size", type=int_like, default=None, metavar="M")
     p.add_argument("--rounds", type=int_like, default=1)
@@ -312,7 +335,8 @@ def add_cli(sub, protocol_args, num, int_like):
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
         if a.what == "eps0":
-            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k)
+            fam = None if a.mechanism in ("ldp", None) else mechanism_from_spec(a.mechanism, 1.0)
+            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k, mechanism=fam)
         elif a.what == "sigma":
             c = sigma(a.n, a.epsilon, a.delta, a.rounds, sampling=sampling)
         else:

@@ -39,7 +39,8 @@ def _load_matrix(path: str):
 
 
 def mechanism_from_spec(spec: str, eps0):
-    """Parse ``ldp``, ``rr:K``, ``gaussian:SIGMA`` or ``matrix:FILE``."""
+    """Parse ``ldp``, ``rr:K``, ``oue:D``, ``rappor:D``, ``hr:D``, ``olh:D``,
+    ``gaussian:SIGMA`` or ``matrix:FILE``."""
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
     if kind in ("gaussian", "gauss"):
@@ -62,13 +63,36 @@ def mechanism_from_spec(spec: str, eps0):
         raise ValueError(f"--eps0 is required for mechanism {spec!r}")
     if kind == "ldp":
         return LDP(eps0)
+    enc = _encoder_from_spec(kind, arg, eps0)
+    if enc is not None:
+        return enc
     if kind in ("rr", "krr"):
         try:
             k = int(arg) if arg else 2
         except ValueError:
             raise ValueError(f"k must be an integer in [2, inf); got {arg!r}") from None
         return RandomizedResponse(eps0, k=k)
-    raise ValueError(f"mechanism must be one of ldp, rr:K, gaussian:SIGMA, matrix:FILE; got {spec!r}")
+    raise ValueError("mechanism must be one of ldp, rr:K, oue:D, rappor:D, hr:D, olh:D, "
+                     f"gaussian:SIGMA, matrix:FILE; got {spec!r}")
+
+
+_ENCODER_SPECS = {"oue": "OUE", "rappor": "RAPPOR", "sue": "RAPPOR", "hr": "HadamardResponse",
+                  "hadamard": "HadamardResponse", "olh": "LocalHashing", "blh": "LocalHashing"}
+
+
+def _encoder_from_spec(kind, arg, eps0):
+    """``oue:D``, ``rappor:D`` (symmetric unary encoding), ``hr:D``, ``olh:D`` (binary local
+    hashing) on a domain of D values; None for other kinds."""
+    if kind not in _ENCODER_SPECS:
+        return None
+    from . import mechanisms
+    if not arg:
+        raise ValueError(f"mechanism {kind}:D needs the domain size D, e.g. {kind}:1000")
+    try:
+        d = int(float(arg)) if float(arg).is_integer() else arg
+    except ValueError:
+        raise ValueError(f"d must be an integer in [2, inf); got {arg!r}") from None
+    return getattr(mechanisms, _ENCODER_SPECS[kind])(eps0, d)
 
 
 def protocol_from_args(a) -> Shuffle:
@@ -100,7 +124,8 @@ def _protocol_args(p, need_eps0=True):
     p.add_argument("--eps0", type=_num, help="local privacy level eps0 (LDP mechanisms)")
     p.add_argument("--n", type=_int_like, required=True, help="number of users per round")
     p.add_argument("--mechanism", default="ldp",
-                   help="ldp (default: any eps0-LDP randomizer), rr:K, gaussian:SIGMA, matrix:FILE")
+                   help="ldp (default: any eps0-LDP randomizer), rr:K, oue:D, rappor:D, hr:D, "
+                        "olh:D (binary local hashing), gaussian:SIGMA, matrix:FILE")
     p.add_argument("--checkin", type=_num, default=None, metavar="RATE",
                    help="each user checks in independently with this probability")
     p.add_argument("--sample-size", type=_int_like, default=None, metavar="M",

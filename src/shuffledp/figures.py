@@ -9,8 +9,13 @@ ids; a bound that does not apply (or is not available) is skipped and the CSV sa
   binary-RR lower bound (FMT23 Fig. 2).
 * ``fmt23-fig3``  — ε against T: fmt23 via RDP, fmt23 via approximate DP + KOV15, fmt20
   via RDP (FMT23 Fig. 3).
-* ``fmt23-fig5``  — ε against ε0 for k-RR, k ∈ {2, 3, 10}: the valid upper bound (fmt23
-  pair) and each k's lower bound (FMT23 Fig. 5; its k-RR upper bound is retracted).
+* ``fmt23-fig5``  — ε against ε0 for k-RR, k ∈ {2, 3, 10}: the valid upper bounds (fmt23
+  pair, privacy blanket) and each k's lower bound (FMT23 Fig. 5; its k-RR upper bound is
+  retracted).
+* ``blanket-krr``  — ε against k for k-RR (n = 1e4, ε0 = 1): fmt20, fmt23, the privacy
+  blanket of k-RR and the k-RR lower bound (the gap closes).
+* ``blanket-encoders`` — ε against ε0 for OUE and RAPPOR (d = 1000, n = 1e5): the blanket
+  of each encoder against fmt20.
 * ``girgis-composition`` — UB1 (RDP) against FMT20 + KOV15 over T, with their ratio
   (Girgis et al., arXiv:2105.05180, the composition comparison).
 * ``liew-fig1a``  — Gaussian, ε against T: homogeneous-pair estimate with orders ≤ 30
@@ -111,10 +116,42 @@ def _fmt23_fig5(out, bar):
         for k in (2, 3, 10):
             p = Shuffle(RandomizedResponse(e0, k), n)
             rows.append(_eps_row(p, 1e-6, 1, "fmt23", label=f"{k}RR upper (fmt23 pair)", eps0=e0))
+            rows.append(_eps_row(p, 1e-6, 1, "blanket", label=f"{k}RR upper (blanket)", eps0=e0))
             rows.append(_eps_row(p, 1e-6, 1, "krr-lower", label=f"{k}RR lower", eps0=e0))
         bar.update()
     return rows, dict(x="eps0", y="epsilon", logy=True,
-                      title=f"k-RR, n={n}, delta=1e-6 (FMT23 Fig. 5 analogue; blanket bounds: later work)"), len(eps0s)
+                      title=f"k-RR, n={n}, delta=1e-6 (FMT23 Fig. 5 analogue, with the privacy blanket)"), len(eps0s)
+
+
+def _blanket_krr(out, bar):
+    """ε against k for k-RR: fmt20, fmt23, blanket and the k-RR lower bound."""
+    rows = []
+    ks = [2, 3, 5, 10, 30, 100, 300]
+    n, e0 = 10_000, 1.0
+    for k in ks:
+        p = Shuffle(RandomizedResponse(e0, k), n)
+        rows.append(_eps_row(Shuffle(LDP(e0), n), 1e-6, 1, "fmt20", label="fmt20 (any LDP)", k=k))
+        rows.append(_eps_row(p, 1e-6, 1, "fmt23", label="fmt23 (class S)", k=k))
+        rows.append(_eps_row(p, 1e-6, 1, "blanket", label="blanket (this k-RR)", k=k))
+        rows.append(_eps_row(p, 1e-6, 1, "krr-lower", label="k-RR lower bound", k=k))
+        bar.update()
+    return rows, dict(x="k", y="epsilon", logx=True, logy=True,
+                      title=f"k-RR, n={n}, eps0={e0}, delta=1e-6: epsilon against k"), len(ks)
+
+
+def _blanket_encoders(out, bar):
+    """ε against ε0 for OUE and RAPPOR (d = 1000), n = 1e5: blanket against fmt20."""
+    from .mechanisms import OUE, RAPPOR
+    rows = []
+    eps0s = [0.5, 1, 2, 3, 4]
+    n, d = 100_000, 1000
+    for e0 in eps0s:
+        rows.append(_eps_row(Shuffle(LDP(e0), n), 1e-6, 1, "fmt20", label="fmt20 (any LDP)", eps0=e0))
+        rows.append(_eps_row(Shuffle(OUE(e0, d), n), 1e-6, 1, "blanket", label=f"OUE d={d} (blanket)", eps0=e0))
+        rows.append(_eps_row(Shuffle(RAPPOR(e0, d), n), 1e-6, 1, "blanket", label=f"RAPPOR d={d} (blanket)", eps0=e0))
+        bar.update()
+    return rows, dict(x="eps0", y="epsilon", logy=True,
+                      title=f"unary encodings, n={n}, delta=1e-6: blanket against fmt20"), len(eps0s)
 
 
 def _girgis_comp(out, bar):
@@ -164,11 +201,14 @@ FIGURES = {
     "fmt23-fig2": _fmt23_fig2,
     "fmt23-fig3": _fmt23_fig3,
     "fmt23-fig5": _fmt23_fig5,
+    "blanket-krr": _blanket_krr,
+    "blanket-encoders": _blanket_encoders,
     "girgis-composition": _girgis_comp,
     "liew-fig1a": _liew_fig1a,
 }
 
 _STEPS = {"fmt23-fig1": 20, "fmt23-fig2": 4, "fmt23-fig3": 7, "fmt23-fig5": 6,
+          "blanket-krr": 7, "blanket-encoders": 5,
           "girgis-composition": 6, "liew-fig1a": 5}
 
 

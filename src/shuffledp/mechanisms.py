@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _validate as v
 
-__all__ = ["LDP", "RandomizedResponse", "Randomizer", "Gaussian", "Mechanism", "LocalRandomizer"]
+__all__ = ["LDP", "RandomizedResponse", "Randomizer", "Gaussian", "OUE", "RAPPOR",
+           "HadamardResponse", "LocalHashing", "ENCODERS", "Mechanism", "LocalRandomizer"]
 
 #: ε0 above this is accepted but every amplification bound is vacuous long before it;
 #: e^ε0 must stay finite in double precision.
@@ -57,6 +58,11 @@ class RandomizedResponse:
 
     def describe(self) -> str:
         return f"{self.k}-ary randomized response, eps0={self.eps0:g}"
+
+    def blanket_pairs(self):
+        """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
+        from . import gparv
+        return gparv.krr_pairs(self)
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,12 @@ class Randomizer:
     def describe(self) -> str:
         return f"{len(self.matrix)}x{len(self.matrix[0])} randomizer, eps0={self.eps0:.6g}"
 
+    def blanket_pairs(self):
+        """The privacy-blanket (GPARV) atoms: column-wise blanket, one pair per ordered
+        input pair (``shuffledp.gparv``)."""
+        from . import gparv
+        return gparv.pairs_from_matrix(self.array)
+
 
 @dataclass(frozen=True)
 class Gaussian:
@@ -131,5 +143,136 @@ class Gaussian:
         return f"Gaussian noise, sigma={self.sigma:g} (sensitivity 1)"
 
 
-LocalRandomizer = (LDP, RandomizedResponse, Randomizer)
-Mechanism = LDP | RandomizedResponse | Randomizer | Gaussian
+def _encoder_d(d):
+    return v.integer("d", d, lo=2)
+
+
+class _Encoder:
+    """Shared behaviour of the named encoders: ε0, domain size d, blanket atoms, matrix."""
+
+    #: Largest number of outputs for which ``matrix()`` builds the full matrix.
+    MAX_MATRIX_COLUMNS = 1 << 14
+
+    #: Name of this encoder's atom function in ``shuffledp.gparv``.
+    _GPARV = ""
+
+    def blanket_pairs(self):
+        """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
+        from . import gparv
+        return getattr(gparv, self._GPARV)(self)
+
+    def n_outputs(self) -> int:
+        raise NotImplementedError
+
+    def matrix(self) -> np.ndarray:
+        """Row-stochastic matrix R[x, y] (small d only; the outputs grow like 2^d)."""
+        if self.n_outputs() > self.MAX_MATRIX_COLUMNS:
+            raise ValueError(f"d must be small enough for {self.n_outputs()} outputs to be "
+                             f"listed (at most {self.MAX_MATRIX_COLUMNS}); got d={self.d}")
+        from . import gparv
+        return gparv.matrix_of(self)
+
+
+@dataclass(frozen=True)
+class OUE(_Encoder):
+    """Optimized unary encoding (Wang, Blocki, Li, Jha, USENIX Security 2017, arXiv:1705.04421).
+
+    The input x ∈ {0, …, d−1} is one-hot encoded; the 1-bit is reported as 1 with
+    probability 1/2, every 0-bit as 1 with probability 1/(e^ε0 + 1), independently.
+    """
+
+    _GPARV = "oue_pairs"
+
+    eps0: float
+    d: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
+        object.__setattr__(self, "d", _encoder_d(self.d))
+
+    def n_outputs(self):
+        return 1 << self.d if self.d < 63 else 1 << 62
+
+    def describe(self) -> str:
+        return f"optimized unary encoding (OUE), d={self.d}, eps0={self.eps0:g}"
+
+
+@dataclass(frozen=True)
+class RAPPOR(_Encoder):
+    """Symmetric unary encoding / basic one-time RAPPOR (Erlingsson, Pihur, Korolova, CCS
+    2014, arXiv:1407.6981): one-hot encode, flip every bit independently with probability
+    1/(e^{ε0/2} + 1). Two inputs differ in two bits, so the randomizer is ε0-LDP.
+    """
+
+    _GPARV = "rappor_pairs"
+
+    eps0: float
+    d: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
+        object.__setattr__(self, "d", _encoder_d(self.d))
+
+    def n_outputs(self):
+        return 1 << self.d if self.d < 63 else 1 << 62
+
+    def describe(self) -> str:
+        return f"symmetric unary encoding (basic one-time RAPPOR), d={self.d}, eps0={self.eps0:g}"
+
+
+@dataclass(frozen=True)
+class HadamardResponse(_Encoder):
+    """Hadamard response (Acharya, Sun, Zhang, AISTATS 2019, arXiv:1802.04705), basic form.
+
+    K = the smallest power of 2 above d; input x owns the set C_x of columns where row x+1
+    of the K×K Sylvester–Hadamard matrix is +1 (|C_x| = K/2); the output j ∈ {0, …, K−1}
+    is drawn with probability ∝ e^ε0 on C_x and ∝ 1 elsewhere.
+    """
+
+    _GPARV = "hadamard_pairs"
+
+    eps0: float
+    d: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
+        object.__setattr__(self, "d", _encoder_d(self.d))
+
+    @property
+    def K(self) -> int:
+        return 1 << int(self.d).bit_length()     # smallest power of 2 >= d + 1
+
+    def n_outputs(self):
+        return self.K
+
+    def describe(self) -> str:
+        return f"Hadamard response, d={self.d} (K={self.K}), eps0={self.eps0:g}"
+
+
+@dataclass(frozen=True)
+class LocalHashing(_Encoder):
+    """Binary local hashing (Bassily–Smith 2015; Wang et al. 2017 with g = 2): the user
+    draws a uniformly random function h: {0, …, d−1} → {0, 1} and reports (h, b) with
+    b = h(x) w.p. e^ε0/(e^ε0 + 1), else 1 − h(x). (A uniformly random function, not a
+    smaller hash family: the blanket atoms depend on the family.)
+    """
+
+    _GPARV = "hashing_pairs"
+
+    eps0: float
+    d: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
+        object.__setattr__(self, "d", _encoder_d(self.d))
+
+    def n_outputs(self):
+        return 2 << self.d if self.d < 62 else 1 << 62
+
+    def describe(self) -> str:
+        return f"binary local hashing, d={self.d}, eps0={self.eps0:g}"
+
+#: The named encoders (one-hot / hashing); ε0-LDP randomizers with a blanket decomposition.
+ENCODERS = (OUE, RAPPOR, HadamardResponse, LocalHashing)
+LocalRandomizer = (LDP, RandomizedResponse, Randomizer) + ENCODERS
+Mechanism = LDP | RandomizedResponse | Randomizer | Gaussian | OUE | RAPPOR | HadamardResponse | LocalHashing

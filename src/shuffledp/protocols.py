@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _validate as v
-from .mechanisms import Gaussian, LDP, Mechanism, Randomizer, RandomizedResponse
+from .mechanisms import Gaussian, LocalRandomizer, Mechanism
 
 __all__ = ["Shuffle", "CheckIn", "WithoutReplacement", "Sampling"]
 
@@ -45,9 +45,10 @@ class Shuffle:
     sampling: Sampling | None = None
 
     def __post_init__(self):
-        if not isinstance(self.mechanism, (LDP, RandomizedResponse, Randomizer, Gaussian)):
+        if not isinstance(self.mechanism, LocalRandomizer + (Gaussian,)):
             raise ValueError("mechanism must be one of LDP, RandomizedResponse, Randomizer, "
-                             f"Gaussian; got {self.mechanism!r}")
+                             "OUE, RAPPOR, HadamardResponse, LocalHashing, Gaussian; "
+                             f"got {self.mechanism!r}")
         n = v.integer("n", self.n, lo=1)
         object.__setattr__(self, "n", n)
         if self.sampling is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
+from ..mechanisms import Gaussian, LocalRandomizer
 
 __all__ = ["ldp_reason", "no_sampling_reason"]
 
@@ -12,7 +12,7 @@ def ldp_reason(proto) -> str | None:
     if isinstance(proto.mechanism, Gaussian):
         return ("the Gaussian mechanism is not eps0-LDP for any finite eps0; use "
                 "gaussian-unamplified, trimmed-clone or liew-homogeneous")
-    if not isinstance(proto.mechanism, (LDP, RandomizedResponse, Randomizer)):
+    if not isinstance(proto.mechanism, LocalRandomizer):
         return f"unknown mechanism {proto.mechanism!r}"
     return None
 

@@ -30,7 +30,7 @@ from scipy import special
 
 from .. import clone_pair as cp
 from ..errors import NotApplicableError
-from ..mechanisms import LDP, RandomizedResponse, Randomizer
+from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
 from ._common import ldp_reason, no_sampling_reason
 from .base import Bound, register
@@ -159,6 +159,15 @@ def _stronger_reason(proto) -> str | None:
                 "(the same pair with this randomizer's p_R) or fmt20")
     if isinstance(m, LDP):
         return ERRATA_REASON
+    if isinstance(m, ENCODERS):
+        # Small domains: decide from the full matrix; otherwise refuse (unary encodings
+        # with d >= 3 break the condition at an output where the victim's bit is 0 and
+        # two others' are 1).
+        if m.n_outputs() <= 4096 and cp.in_stronger_class(m.matrix(), m.eps0):
+            return None
+        return (f"{m.describe()} is not known to be in the class S(eps0) that the FMT23 "
+                "errata restricts the stronger clone to (unary encodings with d >= 3 are "
+                "not); use blanket (this randomizer) or fmt20")
     return f"unknown mechanism {m!r}"
 
 
@@ -257,6 +266,10 @@ class CloneSpecific(_PairBound):
         r = _clone_check(proto)
         if r:
             return r
+        if isinstance(proto.mechanism, ENCODERS):
+            return ("its clone probability p_R needs the full output matrix, which has up "
+                    "to 2^d columns for this encoder; use blanket (exact for this "
+                    "randomizer) or fmt20, or pass Randomizer(mechanism.matrix()) for small d")
         if not isinstance(proto.mechanism, Randomizer):
             return ("it needs the randomizer's matrix (Randomizer(matrix)); for "
                     "RandomizedResponse use fmt23, for any eps0-LDP randomizer fmt20")

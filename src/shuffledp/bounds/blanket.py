@@ -1,0 +1,446 @@
+r"""The privacy-blanket bound for one concrete randomizer, computed with certified error.
+
+Balle, Bell, Gascón, Nissim, "The privacy blanket of the shuffle model", CRYPTO 2019
+(arXiv:1903.02837), in the exact form of Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414,
+the generalized privacy-amplification random variable): for an ordered victim pair
+(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.gparv``),
+
+    δ_{x,x'}(ε) ≤ E[(G_1 + … + G_n)_+] / n,
+
+and the protocol's δ(ε) is the maximum over ordered victim pairs. This is the exact
+hockey-stick divergence of a dominating pair (P̂, Q̂) = (μ·U/n, μ·V/n) on the blanket
+draws' category counts (μ their multinomial law, U = ΣA_i, V = ΣB_i), and the shuffled
+output is a post-processing of it: the bound therefore composes over rounds (RDP, PLD),
+even when each round's randomizer is chosen adaptively. It does *not* cover randomizers
+that change within a round (only FMT20 does): valid for "this randomizer (non-adaptive
+within a round)". Replacement adjacency.
+
+Views
+-----
+* δ(ε): ``iid_sum.positive_part`` (certified: lattice spread, tilt, one FFT power,
+  a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ started from the
+  Gaussian approximation, bracketed, returning the certified end.
+* PLD and RDP: from the certified curve H(t) = E[(U − tV)_+]/n at a grid of ε (both
+  signs), its lower convex hull in t is the hockey-stick curve of a finite pair
+  (P*, Q*) with one atom per vertex, which dominates (P̂, Q̂) in both directions
+  (H_t(Q‖P) = t·H_{1/t}(P‖Q) + 1 − t); (P̂, Q̂) is then a garbling of (P*, Q*)
+  (Blackwell), so every Rényi divergence of (P*, Q*) bounds that of (P̂, Q̂) as well.
+* Check-in sampling CheckIn(γ): the randomizer R_γ = γR + (1 − γ)⊥, ⊥ joins the blanket.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from .. import composition as _comp
+from .. import gparv
+from .. import iid_sum
+from ..mechanisms import LDP, Randomizer
+from ..numerics import round_up
+from ..protocols import CheckIn, WithoutReplacement
+from ._common import ldp_reason
+from .base import Bound, Outcome, register
+
+__all__ = ["blanket_pairs", "blanket_delta", "blanket_epsilon", "fdp_pair", "Blanket"]
+
+REFERENCE = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle model, CRYPTO "
+             "2019, arXiv:1903.02837; exact GPARV form: Su, Cheng, Wang, IEEE S&P 2026, "
+             "arXiv:2504.07414")
+
+#: Largest ε0 and number of distinct victim pairs the bound takes on.
+MAX_EPS0 = 50.0
+MAX_PAIRS = 400
+#: Loss grid of the composed PLD (pessimistic rounding up of every loss), and the mass
+#: in each far tail of the pair charged as infinite loss instead of being listed.
+PLD_GRID = 1e-5
+PLD_TAIL = 1e-15
+PLD_MAX_BINS = 1 << 19
+#: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
+#: lattice resolution there (density of the curve matters more than each point's last digit).
+CURVE_POINTS = 100
+CURVE_NU = 20.0
+#: Above this n each point costs ~0.1 s: a sparser, coarser curve (still valid, ~0.1 % looser).
+CURVE_LARGE_N = 200_000
+CURVE_POINTS_LARGE = 60
+CURVE_NU_LARGE = 12.0
+
+
+def _key(proto):
+    rate = proto.sampling.rate if isinstance(proto.sampling, CheckIn) else 1.0
+    return proto.mechanism, int(proto.n), float(rate)
+
+
+@functools.lru_cache(maxsize=128)
+def _pairs_cached(mech, rate):
+    ps = mech.blanket_pairs()
+    return tuple(gparv.with_checkin(p, rate) for p in ps)
+
+
+def blanket_pairs(proto) -> tuple:
+    """The blanket pairs (one per distinct ordered victim pair) of the protocol's round."""
+    mech, _, rate = _key(proto)
+    return _pairs_cached(mech, rate)
+
+
+def _hs(pair, n, eps, nu=None):
+    """Certified upper value of H_{e^ε}(P̂‖Q̂) = E[(U − e^ε V)_+]/n for one pair (ε ≥ 0)."""
+    if eps >= pair.max_log_ratio():
+        return 0.0, {}
+    vals, probs, err = pair.atoms(eps)
+    r = iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
+    return r.upper / n, r.details
+
+
+def _hs_excess(pair, n, eps, nu=None):
+    """Certified upper value of H_{e^ε}(P̂‖Q̂) − (1 − e^ε) = E[(e^ε V − U)_+]/n (ε ≤ 0),
+    computed directly (no subtraction of nearly equal numbers)."""
+    if -eps >= pair.max_log_ratio():
+        return 0.0
+    t = math.exp(eps)
+    vals = np.append(t * pair.b - pair.a, 0.0)
+    probs = np.append(pair.w, pair.w0)
+    err = np.append(8.0 * 2.0 ** -53 * (pair.a + t * pair.b), 0.0)
+    return iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu).upper / n
+
+
+@functools.lru_cache(maxsize=4096)
+def _delta_cached(mech, n, rate, eps):
+    pairs = _pairs_cached(mech, rate)
+    vals = [_hs(p, n, eps) for p in pairs]
+    i = int(np.argmax([v for v, _ in vals]))
+    return min(1.0, vals[i][0]), pairs[i].label, vals[i][1]
+
+
+def blanket_delta(proto, eps: float) -> tuple[float, dict]:
+    """Certified δ(ε) (max over victim pairs) and details (pair used, engine errors)."""
+    mech, n, rate = _key(proto)
+    val, which, det = _delta_cached(mech, n, rate, float(eps))
+    return val, {"victim_pair": which, "certified_relative_error": det.get(
+        "certified_relative_error", 0.0), "lattice_step": det.get("lattice_step")}
+
+
+def _gauss_mu(pairs, n):
+    """μ of the Gaussian approximation, μ² = Σ_y (R(x)(y) − R(x')(y))²/(γω(y)) / n
+    (an estimate used only to start the search)."""
+    mu = 0.0
+    for p in pairs:
+        mu = max(mu, float(np.sum(p.w * (p.a - p.b) ** 2)))
+    return math.sqrt(mu / n)
+
+
+def _gauss_eps(mu, delta):
+    if mu <= 0:
+        return 0.0
+
+    def f(e):
+        return math.exp(_gauss_logdelta(mu, e)) - delta
+
+    hi = min(mu * 50 + 1.0, 700.0)
+    if f(0.0) <= 0:
+        return 0.0
+    try:
+        return optimize.brentq(f, 0.0, hi, xtol=1e-12)
+    except ValueError:
+        return hi
+
+
+def _gauss_logdelta(mu, e):
+    a = special.log_ndtr(-e / mu + mu / 2)
+    b = e + special.log_ndtr(-e / mu - mu / 2)
+    return float(a + math.log(-math.expm1(b - a))) if b < a else -math.inf
+
+
+def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dict]:
+    """Smallest certified ε with δ(ε) ≤ δ (the certified end of the search) and details."""
+    mech, n, rate = _key(proto)
+    pairs = _pairs_cached(mech, rate)
+    top = max(p.max_log_ratio() for p in pairs)
+
+    def d(e):
+        return _delta_cached(mech, n, rate, float(e))[0]
+
+    if top <= 0.0 or d(0.0) <= delta:
+        return 0.0, {"evaluations": 1}
+    lo, hi = 0.0, top                      # d(lo) > δ ≥ d(hi) = 0
+    llo, lhi = math.log(d(0.0)), -math.inf
+    ld = math.log(delta)
+    evals = 1
+
+    def visit(x):
+        nonlocal lo, hi, llo, lhi, evals
+        v = d(x)
+        evals += 1
+        if v > delta:
+            lo, llo = x, math.log(v)
+            return True
+        hi, lhi = x, (math.log(v) if v > 0 else -math.inf)
+        return False
+
+    mu = _gauss_mu(pairs, n)
+
+    def model_slope(x):
+        # d log δ / dε of the Gaussian approximation (steers the first steps only)
+        hstep = 1e-4 * max(x, mu)
+        g1, g2 = _gauss_logdelta(mu, x), _gauss_logdelta(mu, x + hstep)
+        sl = (g2 - g1) / hstep
+        return sl if math.isfinite(sl) and sl < 0 else -1.0 / max(mu, 1e-12)
+
+    x = min(max(_gauss_eps(mu, delta), 1e-9), 0.5 * top)
+    last_low = visit(x)
+    while evals < 60:
+        if math.isfinite(lhi) and hi < top and lo > 0.0:
+            xs = lo + (llo - ld) * (hi - lo) / (llo - lhi)       # secant root on log δ
+            if hi - xs <= rtol * hi or hi - lo <= rtol * hi:
+                break
+            xs = xs * (1.0 + 0.5 * rtol) if not last_low else xs * (1.0 + 0.25 * rtol)
+        else:
+            # one side only: Newton step with the Gaussian model's slope, aimed past the root
+            lv = llo if last_low else lhi
+            xs = x - (lv - ld) / model_slope(x)
+            xs *= (1.0 + 2 * rtol) if last_low else (1.0 - 2 * rtol)
+        w = hi - lo
+        if not lo < xs < hi:
+            xs = 0.5 * (lo + hi)
+        elif w > 0 and not (lo + 1e-4 * w < xs < hi - 1e-4 * w):
+            xs = min(max(xs, lo + 1e-4 * w), hi - 1e-4 * w)
+        x = xs
+        last_low = visit(x)
+    _, which, det = _delta_cached(mech, n, rate, float(hi))
+    return float(hi), {"evaluations": evals, "victim_pair": which, "bracket": [lo, hi],
+                       "certified_relative_error_of_delta": det.get("certified_relative_error", 0.0)}
+
+
+# ----------------------------------------------------------------------------------------
+# A finite dominating pair from the certified curve (PLD and RDP views)
+# ----------------------------------------------------------------------------------------
+def _eps_grid(pairs, n, points):
+    top = max(p.max_log_ratio() for p in pairs)
+    mu = max(_gauss_mu(pairs, n), 1e-12)
+    c = min(mu / 3.0, top / 4.0)
+    U = math.asinh(top / c)
+    u = np.linspace(0.0, U, points + 1)
+    pos = c * np.sinh(u)
+    pos[-1] = top
+    return np.unique(np.concatenate([-pos[::-1], pos])), top
+
+
+@functools.lru_cache(maxsize=32)
+def _fdp_cached(mech, n, rate, points, nu):
+    pairs = _pairs_cached(mech, rate)
+    grid, top = _eps_grid(pairs, n, points)
+    # Store R(t) = H(t) − (1 − t) for t ≤ 1 and H(t) for t ≥ 1 (the small quantity each side).
+    small = np.zeros(grid.size)
+    for i, e in enumerate(grid):
+        if abs(e) >= top:
+            continue                            # exactly H = 1 − t (below) or H = 0 (above)
+        if e < 0:
+            small[i] = max(_hs_excess(p, n, float(e), nu) for p in pairs)
+        else:
+            small[i] = max(_hs(p, n, float(e), nu)[0] for p in pairs)
+    return grid, small
+
+
+def _point_masses(g, t, sm):
+    """Q-mass at each point of the piecewise-linear curve through the points: the jump of
+    its slope in t. Segments left of t = 1 are in R-form (slope of H + 1), right of it in
+    H-form (0 is a grid point, so no segment crosses it)."""
+    m = g.size
+    dt = np.diff(t)
+    ds = np.diff(sm) / dt
+    is_r = g[1:] <= 0.0                        # segment i = [i, i+1] lies in t ≤ 1
+    # slope of H on each side of each point, expressed so that differences stay accurate
+    q = np.empty(m)
+    for i in range(m):
+        if i == 0:
+            left_r, left = True, 0.0            # H = 1 − t before the first point
+        else:
+            left_r, left = bool(is_r[i - 1]), ds[i - 1]
+        if i == m - 1:
+            right_r, right = False, 0.0         # H = 0 after the last point
+        else:
+            right_r, right = bool(is_r[i]), ds[i]
+        if left_r == right_r:
+            q[i] = right - left
+        else:                                   # R-form on the left, H-form on the right
+            q[i] = right + 1.0 - left
+    return q
+
+
+def _hull_masses(grid, small):
+    """Atoms (loss ε_i, Q_i) of the pair whose hockey-stick curve is the lower convex hull
+    (in t = e^ε) of the certified points; P_i = e^{ε_i} Q_i. A point above the chord of its
+    neighbours is dropped (the chord still lies above the true curve, which is convex and
+    below every certified point), one at a time until the slopes increase."""
+    keep = np.arange(grid.size)
+    t = np.exp(grid)
+    while True:
+        q = _point_masses(grid[keep], t[keep], small[keep])
+        bad = np.flatnonzero(q[1:-1] < 0.0) + 1
+        if bad.size == 0:
+            break
+        keep = np.delete(keep, bad[np.argmin(q[bad])])
+    return grid[keep], np.maximum(q, 0.0)
+
+
+def fdp_pair(proto, points: int | None = None):
+    """(losses, log P, log Q, grid) of the finite dominating pair built from the certified
+    curve at ``2·points + 1`` values of ε."""
+    mech, n, rate = _key(proto)
+    large = n > CURVE_LARGE_N
+    if points is None:
+        points = CURVE_POINTS_LARGE if large else CURVE_POINTS
+    grid, small = _fdp_cached(mech, n, rate, int(points),
+                              CURVE_NU_LARGE if large else CURVE_NU)
+    g, q = _hull_masses(grid, small)
+    live = q > 0
+    g, q = g[live], q[live]
+    with np.errstate(divide="ignore"):
+        lq = np.log(q)
+    lp = lq + g
+    return g, lp, lq, grid
+
+
+def _pld_grid(lp, lq, rounds):
+    """PLD_GRID, unless the composed loss range would need more than PLD_MAX_BINS bins
+    (large ε0 or many rounds): then range/PLD_MAX_BINS (still pessimistic; stated in the
+    details as ``discretization`` and ``eps_bias_bound``)."""
+    g = lp - lq
+    w = np.exp(lp)
+    mu = float(np.sum(w * g))
+    var = float(np.sum(w * (g - mu) ** 2))
+    width = float(np.ptp(g)) + 26.0 * math.sqrt(rounds * var) * (rounds > 1)
+    return max(PLD_GRID, width / PLD_MAX_BINS)
+
+
+@register
+class Blanket(Bound):
+    id = "blanket"
+    kind = "upper"
+    title = "Privacy blanket of this randomizer (GPARV), certified numerics"
+    reference = REFERENCE
+    has_dp = True
+    has_rdp = True
+    rdp_expensive = True
+
+    def check(self, proto):
+        r = ldp_reason(proto)
+        if r:
+            return r
+        m = proto.mechanism
+        if isinstance(m, LDP):
+            return ("it needs the concrete randomizer (RandomizedResponse, Randomizer(matrix), "
+                    "OUE, RAPPOR, HadamardResponse, LocalHashing): a class of all eps0-LDP "
+                    "randomizers has no common blanket beyond what fmt20 uses")
+        if not hasattr(m, "blanket_pairs"):
+            return f"no blanket decomposition is known for {m!r}"
+        if m.eps0 > MAX_EPS0:
+            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
+                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+        if isinstance(m, Randomizer) and m.inputs * (m.inputs - 1) > MAX_PAIRS:
+            npairs = len(blanket_pairs(proto))
+            if npairs > MAX_PAIRS:
+                return (f"the matrix has {npairs} distinct ordered victim pairs (more than "
+                        f"{MAX_PAIRS}); the maximum over all of them is not computed")
+        if isinstance(proto.sampling, WithoutReplacement):
+            return ("sampling without replacement makes the users' participation dependent, "
+                    "so the blanket draws are not i.i.d.; use CheckIn(rate) or the unsampled "
+                    "protocol (a valid bound for it holds for the sampled one by "
+                    "post-processing)")
+        return None
+
+    def valid_for(self, proto):
+        s = f"this randomizer (non-adaptive within a round): {proto.mechanism.describe()}"
+        if isinstance(proto.sampling, CheckIn):
+            s += f", check-in rate {proto.sampling.rate:g}"
+        return s
+
+    # ----- single round ------------------------------------------------------------------
+    def delta_one(self, proto, eps):
+        return blanket_delta(proto, float(eps))[0]
+
+    def epsilon_one(self, proto, delta):
+        return blanket_epsilon(proto, float(delta))[0]
+
+    def eps_hi(self, proto):
+        return max(p.max_log_ratio() for p in blanket_pairs(proto))
+
+    # ----- dominating pair ---------------------------------------------------------------
+    def pld_atoms(self, proto):
+        """(log P, log Q, charged mass) of the dominating pair for PLD composition.
+
+        Atoms in the far tails are dropped and their mass charged as infinite privacy loss
+        in both directions (P-mass of losses above L, Q-mass of losses below −L, each at
+        most ``PLD_TAIL``): pessimistic, and it keeps the loss grid (1e−5) short.
+        """
+        g, lp, lq, _ = fdp_pair(proto)
+        p, q = np.exp(lp), np.exp(lq)
+        order = np.argsort(g)
+        # P-mass strictly above each atom, Q-mass strictly below it
+        p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
+        q_below = np.cumsum(q[order]) - q[order]
+        keep = np.zeros(g.size, dtype=bool)
+        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
+        return lp[keep], lq[keep], dropped
+
+    def rdp(self, proto, orders):
+        g, lp, lq, _ = fdp_pair(proto)
+        lam = np.asarray(orders, dtype=float)
+        out = np.empty(lam.shape)
+        for i, a in enumerate(lam.ravel()):
+            # Σ P^λ Q^{1−λ} = Σ Q e^{λ ε};  Σ Q^λ P^{1−λ} = Σ Q e^{(1−λ) ε}
+            f = special.logsumexp(lq + a * g)
+            r = special.logsumexp(lq + (1.0 - a) * g)
+            out.ravel()[i] = max(f, r, 0.0) / (a - 1.0)
+        return round_up(np.minimum(out, float(proto.eps0)) + 1e-15)
+
+    def max_order(self, proto):
+        return 4096
+
+    # ----- routes ------------------------------------------------------------------------
+    def routes(self, rounds):
+        r = ["none"] if rounds == 1 else []
+        if _comp.pld_unavailable_reason() is None:
+            r.append("pld")
+        r.append("rdp")
+        if rounds > 1:
+            r.append("kov15")
+        return r
+
+    def _run(self, fn, proto, x, rounds, composition):
+        if composition is None and rounds == 1:
+            # One round: the certified δ(ε) is below any conversion of the same pair.
+            composition = "none"
+        return super()._run(fn, proto, x, rounds, composition)
+
+    def _pld_route(self, proto, rounds, x, question):
+        g, _, _, grid = fdp_pair(proto)
+        lp, lq, dropped = self.pld_atoms(proto)
+        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+        val, det = fn(lp, lq, rounds, x, dropped, discretization=_pld_grid(lp, lq, rounds))
+        det = dict(det)
+        det["fdp_points"] = int(grid.size)
+        det["fdp_vertices"] = int(g.size)
+        if question == "epsilon" and math.isfinite(val):
+            # the interpolation's own error: the ε-spacing of the curve around the answer
+            per = val / rounds
+            i = int(np.searchsorted(grid, per))
+            lo_i, hi_i = max(i - 1, 0), min(i, grid.size - 1)
+            det["fdp_grid_spacing_at_answer"] = float(grid[hi_i] - grid[lo_i])
+        return Outcome(float(val), "upper", "pld", det)
+
+    def epsilon_route(self, proto, delta, rounds, route):
+        if route == "none":
+            e, det = blanket_epsilon(proto, float(delta))
+            return Outcome(e, "upper", "none", det)
+        return super().epsilon_route(proto, delta, rounds, route)
+
+    def delta_route(self, proto, eps, rounds, route):
+        if route == "none":
+            d, det = blanket_delta(proto, float(eps))
+            return Outcome(d, "upper", "none", det)
+        return super().delta_route(proto, eps, rounds, route)

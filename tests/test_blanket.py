@@ -1,0 +1,443 @@
+"""The privacy-blanket bound, its atoms and the certified i.i.d.-sum engine.
+
+Oracles, independent of the code under test:
+* exact shuffled output laws by enumeration over every neighbouring dataset pair at n <= 7
+  (float64 convolution of the users' laws over histograms, written here from the matrix;
+  one case re-checked with the 50-digit mpmath oracle of tests/oracle.py);
+* the exact multinomial sum E[(ΣG)_+] (``iid_sum.exact_positive_part`` sums every count
+  vector; re-derived here for binary RR as a plain double loop);
+* each named encoder's atoms against the column-wise blanket of its full matrix at small d.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import shuffledp as sd
+from shuffledp import gparv, iid_sum
+from shuffledp.bounds import blanket as B
+from shuffledp.bounds import get
+from shuffledp.composition import pld_unavailable_reason
+
+import oracle
+
+
+# ---------------------------------------------------------------------------------------
+# Exact enumeration helpers (float64, independent of the library)
+# ---------------------------------------------------------------------------------------
+def _hist_law(M, data):
+    m = M.shape[1]
+    dist = {tuple([0] * m): 1.0}
+    for x in data:
+        row = M[x]
+        nxt = {}
+        for c, pr in dist.items():
+            for y in range(m):
+                if row[y] == 0:
+                    continue
+                cc = list(c)
+                cc[y] += 1
+                cc = tuple(cc)
+                nxt[cc] = nxt.get(cc, 0.0) + pr * row[y]
+        dist = nxt
+    return dist
+
+
+def _vectors(P, Q):
+    keys = sorted(set(P) | set(Q))
+    return np.array([P.get(k, 0.0) for k in keys]), np.array([Q.get(k, 0.0) for k in keys])
+
+
+def _hockey(p, q, eps):
+    return float(np.sum(np.maximum(p - math.exp(eps) * q, 0.0)))
+
+
+def _all_pairs(M, n):
+    """(P, Q) vectors for every neighbouring pair (victim first, others as a multiset)."""
+    k = M.shape[0]
+    out = []
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        base = _hist_law(M, others)
+        laws = [_hist_law(M[[x]], [0]) for x in range(k)]
+        conv = []
+        for x in range(k):
+            d = {}
+            for c, pr in base.items():
+                for c1, p1 in laws[x].items():
+                    cc = tuple(a + b for a, b in zip(c, c1))
+                    d[cc] = d.get(cc, 0.0) + pr * p1
+            conv.append(d)
+        for x0 in range(k):
+            for x1 in range(k):
+                if x0 != x1:
+                    out.append(_vectors(conv[x0], conv[x1]))
+    return out
+
+
+def _with_checkin(M, rate):
+    return np.hstack([rate * M, np.full((M.shape[0], 1), 1.0 - rate)])
+
+
+def _rr(e0, k):
+    return np.array(oracle.rr_matrix(e0, k))
+
+
+def _random_matrix(rng, k, m, e0):
+    """A random ε0-LDP matrix: rows e^{ε0·U}, U uniform, normalised (ratios ≤ e^ε0)."""
+    w = np.exp(e0 * rng.uniform(size=(k, m)))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _case_list():
+    rng = np.random.default_rng(7)
+    return [
+        ("2RR", sd.RandomizedResponse(1.0, 2), _rr(1.0, 2), 7, None),
+        ("3RR", sd.RandomizedResponse(1.5, 3), _rr(1.5, 3), 7, None),
+        ("5RR", sd.RandomizedResponse(2.0, 5), _rr(2.0, 5), 5, None),
+        ("OUE3", sd.OUE(1.0, 3), sd.OUE(1.0, 3).matrix(), 5, None),
+        ("RAPPOR3", sd.RAPPOR(2.0, 3), sd.RAPPOR(2.0, 3).matrix(), 5, None),
+        ("HR3", sd.HadamardResponse(1.0, 3), sd.HadamardResponse(1.0, 3).matrix(), 7, None),
+        ("random3x4", None, _random_matrix(rng, 3, 4, 1.2), 6, None),
+        ("random4x3", None, _random_matrix(rng, 4, 3, 0.8), 5, None),
+        ("3RR check-in", sd.RandomizedResponse(1.5, 3), _rr(1.5, 3), 6, 0.5),
+        ("random3x3 check-in", None, _random_matrix(rng, 3, 3, 1.0), 5, 0.3),
+    ]
+
+
+CASES = _case_list()
+
+
+def _proto(mech, M, n, rate):
+    if mech is None:
+        mech = sd.Randomizer(M)
+    return sd.Shuffle(mech, n, sampling=sd.CheckIn(rate) if rate else None)
+
+
+def _exact_matrix(M, rate):
+    return _with_checkin(np.asarray(M, float), rate) if rate else np.asarray(M, float)
+
+
+@pytest.fixture(scope="module")
+def enumerated():
+    return {name: _all_pairs(_exact_matrix(M, rate), n) for name, mech, M, n, rate in CASES}
+
+
+EPS = (0.0, 0.05, 0.2, 0.5, 1.0)
+
+
+# ---------------------------------------------------------------------------------------
+# 1. GPARV atoms of the named encoders against their matrices
+# ---------------------------------------------------------------------------------------
+def _canon(pair):
+    d = {}
+    for a, b, w in zip(pair.a, pair.b, pair.w):
+        k = (round(float(a), 9), round(float(b), 9))
+        d[k] = d.get(k, 0.0) + float(w)
+    return {k: v for k, v in d.items() if v > 1e-15}, pair.w0
+
+
+@pytest.mark.parametrize("cls", [sd.OUE, sd.RAPPOR, sd.HadamardResponse, sd.LocalHashing])
+@pytest.mark.parametrize("d", [2, 3, 5])
+@pytest.mark.parametrize("e0", [0.5, 2.0])
+def test_encoder_atoms_match_matrix(cls, d, e0):
+    m = cls(e0, d)
+    mat = m.matrix()
+    np.testing.assert_allclose(mat.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert sd.Randomizer(mat).eps0 == pytest.approx(e0, rel=1e-9)     # ε0 is what it says
+    want = _canon(m.blanket_pairs()[0])
+    pairs = gparv.pairs_from_matrix(mat)
+    for p in pairs:                  # every ordered victim pair has the same atoms
+        got = _canon(p)
+        assert got[0].keys() == want[0].keys()
+        for k in want[0]:
+            assert got[0][k] == pytest.approx(want[0][k], rel=1e-12, abs=1e-15)
+        assert got[1] == pytest.approx(want[1], rel=1e-12, abs=1e-15)
+
+
+def test_krr_atoms_match_matrix_and_table():
+    e0, k = 1.3, 6
+    E = math.exp(e0)
+    D = E + k - 1
+    got = _canon(sd.RandomizedResponse(e0, k).blanket_pairs()[0])
+    for p in gparv.pairs_from_matrix(_rr(e0, k)):
+        assert _canon(p)[0].keys() == got[0].keys()
+    # GPARV table row (D = e^ε0 + k − 1)
+    assert got[0][(round(E, 9), 1.0)] == pytest.approx(1 / D)
+    assert got[0][(1.0, 1.0)] == pytest.approx((k - 2) / D)
+    assert got[1] == pytest.approx((E - 1) / D)
+
+
+def test_rappor_finite_d_correction_is_needed():
+    # the all-ones output: without it the d = 2 atoms would carry a spurious (e^ε0, e^ε0) atom
+    p = sd.RAPPOR(1.0, 2).blanket_pairs()[0]
+    assert not np.any((p.a > 1.5) & (p.b > 1.5))
+    q = sd.RAPPOR(1.0, 40).blanket_pairs()[0]
+    assert np.any((q.a > 1.5) & (q.b > 1.5))
+
+
+# ---------------------------------------------------------------------------------------
+# 2. The bound against exact enumeration (one round; with and without check-in)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_blanket_dominates_every_neighbouring_pair(case, enumerated):
+    name, mech, M, n, rate = case
+    proto = _proto(mech, M, n, rate)
+    pairs = enumerated[name]
+    for eps in EPS:
+        worst = max(_hockey(p, q, eps) for p, q in pairs)
+        bound = B.blanket_delta(proto, eps)[0]
+        assert bound >= worst * (1 - 1e-12) - 1e-15, (name, eps, bound, worst)
+
+
+def test_enumeration_matches_mpmath_oracle():
+    # the float enumerator above against the 50-digit oracle, one small case
+    M = _rr(1.0, 3)
+    worst, _ = oracle.worst_delta(oracle.rr_matrix(1.0, 3), 4, 0.1)
+    mine = max(_hockey(p, q, 0.1) for p, q in _all_pairs(M, 4))
+    assert mine == pytest.approx(float(worst), rel=1e-12)
+
+
+def test_blanket_is_tight_for_krr_at_small_n(enumerated):
+    # sanity of the oracle *and* of the bound's tightness: within 25 % of the exact worst
+    proto = _proto(*CASES[1][1:])
+    pairs = enumerated["3RR"]
+    worst = max(_hockey(p, q, 0.2) for p, q in pairs)
+    assert B.blanket_delta(proto, 0.2)[0] <= 1.25 * worst
+
+
+def test_wrong_variant_scaled_atoms_is_caught(enumerated, monkeypatch):
+    """Every atom scaled by 0.9 (δ scaled by 0.9): the enumeration test must fail."""
+    real = iid_sum.positive_part
+
+    def scaled(values, probs, n, **kw):
+        r = real(np.asarray(values) * 0.9, probs, n, **kw)
+        return iid_sum.SumBound(r.upper, r.details)
+
+    monkeypatch.setattr(iid_sum, "positive_part", scaled)
+    B._delta_cached.cache_clear()
+    caught = []
+    try:
+        for name, mech, M, n, rate in CASES:
+            proto = _proto(mech, M, n, rate)
+            for eps in EPS:
+                worst = max(_hockey(p, q, eps) for p, q in enumerated[name])
+                if B.blanket_delta(proto, eps)[0] < worst * (1 - 1e-12) - 1e-15:
+                    caught.append((name, eps))
+    finally:
+        B._delta_cached.cache_clear()
+    assert caught, "scaling every atom by 0.9 went unnoticed"
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Two rounds and RDP (the dominating pair)
+# ---------------------------------------------------------------------------------------
+TWO_ROUND = [c for c in CASES if c[0] in ("OUE3", "3RR check-in")]
+
+
+@pytest.mark.skipif(pld_unavailable_reason() is not None, reason="dp_accounting missing")
+@pytest.mark.parametrize("case", TWO_ROUND, ids=[c[0] for c in TWO_ROUND])
+def test_two_rounds_pld_and_rdp_dominate(case, enumerated):
+    name, mech, M, n, rate = case
+    proto = _proto(mech, M, n, rate)
+    pairs = enumerated[name]
+    b = get("blanket")
+    for eps in (0.4,):
+        worst = max(_hockey(np.outer(p, p).ravel(), np.outer(q, q).ravel(), eps)
+                    for p, q in pairs)
+        pld = b.delta(proto, eps, rounds=2, composition="pld").value
+        assert pld >= worst, (name, eps, pld, worst)
+    for lam in (2, 5):
+        worst = 0.0
+        for p, q in pairs:
+            for a, c in ((p, q), (q, p)):
+                live = a > 0
+                worst = max(worst, math.log(np.sum(a[live] ** lam * c[live] ** (1 - lam))) / (lam - 1))
+        rdp = float(b.rdp(proto, np.array([lam]))[0])
+        assert rdp >= worst, (name, lam, rdp, worst)
+
+
+def test_fdp_pair_is_a_pair_and_dominates_the_curve():
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 10), 500)
+    g, lp, lq, grid = B.fdp_pair(proto)
+    assert np.exp(lp).sum() == pytest.approx(1.0, abs=1e-9)
+    assert np.exp(lq).sum() == pytest.approx(1.0, abs=1e-9)
+    for eps in (0.0, 0.02, 0.05, 0.1):
+        h = float(np.sum(np.maximum(np.exp(lp) - math.exp(eps) * np.exp(lq), 0.0)))
+        assert h >= B.blanket_delta(proto, eps)[0] * (1 - 1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. The engine against the exact multinomial sum
+# ---------------------------------------------------------------------------------------
+def _brr_exact(e0, eps, n):
+    """Binary RR blanket: E[(i(e^ε0 − t) + j(1 − e^ε0 t))_+], a plain double loop in logs."""
+    E, t = math.exp(e0), math.exp(eps)
+    p = 1.0 / (E + 1)
+    lf = [math.lgamma(i + 1) for i in range(n + 1)]
+    tot = 0.0
+    for i in range(n + 1):
+        for j in range(n - i + 1):
+            v = i * (E - t) + j * (1 - E * t)
+            if v <= 0:
+                continue
+            r = n - i - j
+            lw = lf[n] - lf[i] - lf[j] - lf[r] + (i + j) * math.log(p) + (r * math.log((E - 1) / (E + 1)) if r else 0.0)
+            tot += math.exp(lw) * v
+    return tot
+
+
+@pytest.mark.parametrize("e0,eps,n,tol", [(1.0, 0.1, 2000, 2e-3), (1.0, 0.15, 2000, 2e-3),
+                                          (3.0, 1.0, 800, 2e-3), (1.0, 0.3, 2000, 1e-2)])
+def test_engine_against_exact_sum_binary(e0, eps, n, tol):
+    E, t = math.exp(e0), math.exp(eps)
+    vals = [E - t, 1 - E * t, 0.0]
+    probs = [1 / (E + 1), 1 / (E + 1), (E - 1) / (E + 1)]
+    ex = _brr_exact(e0, eps, n) if n <= 800 else iid_sum.exact_positive_part(vals, probs, n)
+    r = iid_sum.positive_part(vals, probs, n)
+    assert r.upper >= ex
+    # stated: numerical error ≤ certified_relative_error; the lattice spread adds a small
+    # convex-order excess (≤ 2e-3 relative for δ down to 1e-12; 3e-3 at δ ~ 1e-26)
+    assert r.upper <= ex * (1 + tol + r.details["certified_relative_error"])
+
+
+def test_exact_sum_helper_against_plain_loop():
+    e0, eps, n = 1.0, 0.2, 300
+    E, t = math.exp(e0), math.exp(eps)
+    vals = [E - t, 1 - E * t, 0.0]
+    probs = [1 / (E + 1), 1 / (E + 1), (E - 1) / (E + 1)]
+    assert iid_sum.exact_positive_part(vals, probs, n) == pytest.approx(_brr_exact(e0, eps, n), rel=1e-10)
+
+
+@pytest.mark.parametrize("k,e0,eps,n", [(5, 1.0, 0.15, 150), (10, 2.0, 0.5, 120)])
+def test_engine_against_exact_sum_krr(k, e0, eps, n):
+    pair = sd.RandomizedResponse(e0, k).blanket_pairs()[0]
+    vals, probs, err = pair.atoms(eps)
+    ex = iid_sum.exact_positive_part(vals, probs, n)
+    r = iid_sum.positive_part(vals, probs, n, value_err=err)
+    assert ex <= r.upper <= ex * (1 + 3e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=st.floats(0.05, 5.0), b=st.floats(-5.0, -0.05), pa=st.floats(0.01, 0.5),
+       pb=st.floats(0.01, 0.49), n=st.integers(1, 60))
+def test_engine_never_below_exact(a, b, pa, pb, n):
+    vals, probs = [a, b, 0.0], [pa, pb, 1.0 - pa - pb]
+    ex = iid_sum.exact_positive_part(vals, probs, n)
+    assert iid_sum.positive_part(vals, probs, n).upper >= ex * (1 - 1e-12)
+
+
+def test_engine_edge_cases():
+    assert iid_sum.positive_part([-1.0, 0.0], [0.5, 0.5], 100).upper == 0.0
+    # positive mean: reflected, still ≥ E S
+    r = iid_sum.positive_part([1.0, -0.5], [0.5, 0.5], 50)
+    assert r.upper >= 50 * 0.25
+    with pytest.raises(ValueError, match="probs"):
+        iid_sum.positive_part([1.0, -1.0], [0.3, 0.3], 10)
+
+
+# ---------------------------------------------------------------------------------------
+# 5. The bound through the API
+# ---------------------------------------------------------------------------------------
+def test_epsilon_is_certified_end():
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 10), 10_000)
+    e = get("blanket").epsilon_one(proto, 1e-6)
+    assert B.blanket_delta(proto, e)[0] <= 1e-6
+    assert B.blanket_delta(proto, e * (1 - 1e-3))[0] > 1e-6
+
+
+def test_default_answer_krr_is_blanket_and_meets_the_lower_bound():
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 10), 10_000), delta=1e-6)
+    assert r.bound == "blanket" and r.kind == "upper"
+    assert r.epsilon <= 0.0234
+    assert r.epsilon <= 1.01 * r.lower.epsilon
+    assert "non-adaptive" in r.valid_for
+
+
+def test_encoders_below_fmt20():
+    for m in (sd.OUE(2.0, 1000), sd.RAPPOR(2.0, 1000), sd.HadamardResponse(2.0, 1000),
+              sd.LocalHashing(2.0, 1000)):
+        p = sd.Shuffle(m, 10_000)
+        bl = sd.epsilon(p, 1e-6, bound="blanket").epsilon
+        f20 = sd.epsilon(p, 1e-6, bound="fmt20").epsilon
+        assert bl < f20, m
+
+
+def test_applicability_reasons():
+    b = get("blanket")
+    assert "concrete randomizer" in b.check(sd.Shuffle(sd.LDP(1.0), 100))
+    assert "CheckIn" in b.check(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 100,
+                                           sampling=sd.WithoutReplacement(10)))
+    assert "Gaussian" in b.check(sd.Shuffle(sd.Gaussian(1.0), 100))
+    oue = sd.Shuffle(sd.OUE(1.0, 100), 100)
+    assert b.check(oue) is None
+    assert get("fmt20").check(oue) is None
+    assert "class S" in get("fmt23").check(oue)
+    assert "2^d" in get("clone-specific").check(oue)
+
+
+def test_checkin_never_hurts_and_helps():
+    m = sd.RandomizedResponse(1.0, 10)
+    full = get("blanket").epsilon_one(sd.Shuffle(m, 5000), 1e-6)
+    half = get("blanket").epsilon_one(sd.Shuffle(m, 5000, sampling=sd.CheckIn(0.5)), 1e-6)
+    assert half < full
+
+
+@pytest.mark.parametrize("bad", [dict(eps0=-1.0, d=10), dict(eps0=1.0, d=1), dict(eps0=1.0, d=2.5)])
+@pytest.mark.parametrize("cls", [sd.OUE, sd.RAPPOR, sd.HadamardResponse, sd.LocalHashing])
+def test_encoder_validation(cls, bad):
+    with pytest.raises(ValueError) as exc:
+        cls(**bad)
+    assert ("eps0" in str(exc.value)) or ("d must" in str(exc.value))
+
+
+def test_encoders_frozen_and_described():
+    m = sd.OUE(2.0, d=1000)
+    with pytest.raises(Exception):
+        m.eps0 = 3.0
+    assert "d=1000" in m.describe()
+    assert sd.HadamardResponse(1.0, 8).K == 16
+    with pytest.raises(ValueError, match="d must be small"):
+        sd.OUE(1.0, 40).matrix()
+
+
+@pytest.mark.parametrize("spec,cls", [("oue:1000", sd.OUE), ("rappor:50", sd.RAPPOR),
+                                      ("hr:64", sd.HadamardResponse), ("olh:1000", sd.LocalHashing)])
+def test_cli_parses_encoders(spec, cls):
+    from shuffledp.cli import mechanism_from_spec
+    m = mechanism_from_spec(spec, 2.0)
+    assert isinstance(m, cls) and m.eps0 == 2.0
+    with pytest.raises(ValueError, match="domain size"):
+        mechanism_from_spec(spec.split(":")[0], 2.0)
+
+
+@pytest.mark.skipif(pld_unavailable_reason() is not None, reason="dp_accounting missing")
+def test_t1_pld_route_agrees_with_one_round():
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 10), 500)
+    one = sd.epsilon(proto, 1e-6, bound="blanket").epsilon
+    pld = sd.epsilon(proto, 1e-6, bound="blanket", composition="pld")
+    assert pld.epsilon >= one * (1 - 1e-9)
+    err = pld.candidates[0].details["fdp_grid_spacing_at_answer"] + pld.candidates[0].details["eps_bias_bound"]
+    assert pld.epsilon <= one + err
+
+
+def test_calibrate_eps0_for_an_encoder_family():
+    c = sd.calibrate.eps0(5000, 0.2, 1e-6, mechanism=sd.OUE(1.0, 50))
+    assert c.bound == "blanket"
+    proto = sd.Shuffle(sd.OUE(c.value, 50), 5000)
+    assert sd.epsilon(proto, 1e-6).epsilon <= 0.2
+    assert sd.epsilon(sd.Shuffle(sd.OUE(c.value * 1.01, 50), 5000), 1e-6).epsilon > 0.2
+    with pytest.raises(ValueError, match="mechanism"):
+        sd.calibrate.eps0(5000, 0.2, 1e-6, mechanism=sd.Randomizer(_rr(1.0, 3)))
+
+
+def test_guards_refuse_instead_of_crashing():
+    b = get("blanket")
+    assert "eps0 <= 50" in b.check(sd.Shuffle(sd.RandomizedResponse(60.0, 3), 100))
+    rng = np.random.default_rng(3)
+    big = sd.Randomizer(_random_matrix(rng, 25, 4, 1.0))
+    assert "victim pairs" in b.check(sd.Shuffle(big, 100))
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(45.0, 10), 1000), 1e-6)   # no crash
+    assert r.kind == "upper" and math.isfinite(r.epsilon)
