@@ -45,7 +45,7 @@ from .protocols import Shuffle
 from .results import RdpCurve, _jsonable
 from .views import RdpView
 
-__all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare"]
+__all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
 
 
 @dataclass(frozen=True)
@@ -247,8 +247,10 @@ class Accountant:
         may cost is at most Σ rounds × grid, usually far less).
     """
 
-    def __init__(self, *, pld_discretization: float | None = None):
+    def __init__(self, *, pld_discretization: float | None = None, answer_only: bool = False):
         self._entries: list[Entry] = []
+        #: True: skip lower bounds and estimates (they never change the answer; faster).
+        self.answer_only = bool(answer_only)
         self.pld_discretization = (None if pld_discretization is None else
                                    v.real("pld_discretization", pld_discretization,
                                           lo=0.0, lo_open=True, hi=1.0))
@@ -347,7 +349,10 @@ class Accountant:
     def _one_shuffle(self, question, x):
         from . import accountant as _acc
         e = self._entries[0]
-        r = (_acc.epsilon if question == "epsilon" else _acc.delta)(e.item, x, e.rounds)
+        if self.answer_only:
+            r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True)
+        else:
+            r = (_acc.epsilon if question == "epsilon" else _acc.delta)(e.item, x, e.rounds)
         ch = r.chosen
         val = r.epsilon if question == "epsilon" else r.delta
         routes = (ch.details.get("routes") if ch else None) or {r.composition: val}
@@ -384,6 +389,20 @@ class Accountant:
                         sum(e.rounds for e in self._entries),
                         {"entries": per_entry, "relation": RELATION})
 
+    def to_dp_accounting(self, *, discretization: float = 1e-4):
+        """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
+        on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
+        self._need_entries()
+        from .composers.pld import compose_parts
+        R = sum(e.rounds for e in self._entries)
+        parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R)) if e.is_shuffle
+                   else _EventEntryViews(e.item)), e.rounds) for e in self._entries]
+        for vw, _ in parts:
+            if vw.pld is None:
+                raise NotApplicableError(f"{vw.bound_for('pld')}: no dominating pair (PLD view)")
+        return compose_parts(parts, v.real("discretization", discretization, lo=0.0,
+                                           lo_open=True, hi=1.0))[0]
+
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         from .ledger_io import ledger_to_dict
@@ -396,6 +415,9 @@ class Accountant:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
+
+    def describe(self) -> str:
+        return "ledger: " + "; ".join(e.describe() for e in self._entries)
 
     def __repr__(self):
         return f"Accountant({len(self._entries)} entries: " + "; ".join(
@@ -423,3 +445,21 @@ def _real_orders(f, lam):
     """Event RDP at real orders: closed forms accept any real λ > 1."""
     return np.asarray(f(np.asarray(lam, dtype=float).astype(np.float64).view(np.ndarray)),
                       dtype=float)
+
+
+def to_dp_accounting(proto, rounds: int = 1, *, discretization: float = 1e-4):
+    """``rounds`` adaptive rounds of ``proto`` as a dp_accounting ``PrivacyLossDistribution``.
+
+    The PLD is that of the dominating pair of the protocol's tightest valid upper bound
+    that has one (``fmt23`` where it applies, else ``fmt20``; a pure ε0-DP protocol with no
+    pair: binary randomized response at ε0), both directions, losses rounded *up* to the
+    grid ``discretization`` (pessimistic: its δ(ε) is an upper bound; the rounding costs at
+    most ``rounds × discretization`` in ε) and truncated mass charged as infinite loss.
+    Neighbouring relation: replacement. Compose it with your own dp_accounting PLDs built
+    on the same grid (``value_discretization_interval``) and with
+    ``NeighboringRelation.REPLACE_ONE``; add ``composition.PLD_ABS_SLACK`` to any δ read
+    from it for the FFT's floating-point error.
+    """
+    if not isinstance(proto, Shuffle):
+        raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
+    return Accountant().compose(proto, rounds).to_dp_accounting(discretization=discretization)

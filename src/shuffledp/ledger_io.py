@@ -133,3 +133,30 @@ def load_ledger(path: str):
     else:
         data = json.loads(raw.decode("utf-8"))
     return ledger_from_dict(data), data
+
+
+def add_cli(sub, protocol_args, num, int_like):
+    """``shuffledp compose FILE [--delta D | --epsilon E] [--json]``."""
+    p = sub.add_parser("compose", help="one privacy budget for a ledger file (TOML or JSON)",
+                       description="Compose every entry of a ledger file (shuffled protocols "
+                                   "and central dp_accounting events, replace-one) and print "
+                                   "the tightest valid upper bound with its breakdown. The "
+                                   "file may hold 'delta' or 'epsilon' as the question.")
+    p.add_argument("file", help="ledger file: .toml, or JSON (see examples/budget.toml)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--delta", type=num, default=None, help="answer epsilon at this delta")
+    g.add_argument("--epsilon", type=num, default=None, help="answer delta at this epsilon")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(a) -> int:
+        acc, data = load_ledger(a.file)
+        d, e = a.delta, a.epsilon
+        if d is None and e is None:
+            d, e = data.get("delta"), data.get("epsilon")
+        if d is None and e is None:
+            raise ValueError("give --delta or --epsilon (or a 'delta' / 'epsilon' key in the file)")
+        r = acc.epsilon(d) if d is not None else acc.delta(e)
+        print(r.to_json() if a.json else r.table())
+        return 0
+
+    p.set_defaults(func=run)
