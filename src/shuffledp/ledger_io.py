@@ -122,16 +122,25 @@ def ledger_from_dict(d: dict):
 
 def load_ledger(path: str):
     """Read a ledger file: TOML (``.toml``) or JSON (anything else)."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise ValueError(f"ledger file {path!r} cannot be read: {exc.strerror}") from None
     if path.endswith(".toml"):
         try:
             import tomllib
         except ModuleNotFoundError:   # Python < 3.11
             raise ValueError("reading TOML needs Python >= 3.11 (tomllib); use a JSON ledger file") from None
-        data = tomllib.loads(raw.decode("utf-8"))
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"ledger file {path!r} is not valid TOML: {exc}") from None
     else:
-        data = json.loads(raw.decode("utf-8"))
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"ledger file {path!r} is not valid JSON: {exc}") from None
     return ledger_from_dict(data), data
 
 

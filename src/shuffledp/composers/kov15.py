@@ -102,6 +102,59 @@ def hetero_epsilon(parts, delta: float, refine: int = 14) -> Outcome:
                     "share_basis": "sum of per-round epsilons"})
 
 
+def _dtilde_for(eps_counts, epsilon):
+    """Smallest δ̃ (certified end of a bisection on log δ̃) with Thm 3.5's ε̃ ≤ epsilon;
+    0 when Σε_ℓ ≤ epsilon already, None when no δ̃ < 1 works."""
+    if hetero_closed(eps_counts, 0.0) <= epsilon:
+        return 0.0
+    hi = math.log1p(-1e-12)
+    if hetero_closed(eps_counts, math.exp(hi)) > epsilon:
+        return None
+    lo = -745.0
+    if hetero_closed(eps_counts, math.exp(lo)) <= epsilon:
+        return math.exp(lo)
+    t = bisect_certified(lambda t: hetero_closed(eps_counts, math.exp(t)) <= epsilon, lo, hi,
+                         want="smallest", xtol=1e-6, rtol=1e-9)
+    return math.exp(t)
+
+
+def hetero_delta(parts, epsilon: float, refine: int = 10) -> Outcome:
+    """Several entries: Thm 3.5 inverted. Every round gets the same δ_ℓ = δ1 (grid in
+    log δ1, refined); for each δ1 the smallest δ̃ meeting ε; δ = 1 − (1 − δ̃)(1 − δ1)^R."""
+    R = sum(c for _, c in parts)
+    cache: dict = {}
+
+    def total(x):
+        d1 = 0.0 if x == -math.inf else 10.0 ** x
+        if d1 not in cache:
+            if d1 == 0.0:
+                pe = [v.dp.pure_epsilon() for v, _ in parts]
+                es = None if any(p is None for p in pe) else [float(p) for p in pe]
+            else:
+                es = [float(v.dp.epsilon_of(d1)) for v, _ in parts]
+            if es is None or not all(math.isfinite(e) for e in es):
+                cache[d1] = (1.0, None)
+            else:
+                dt = _dtilde_for([(e, c) for e, (_, c) in zip(es, parts)], epsilon)
+                val = 1.0 if dt is None else -math.expm1(math.log1p(-dt) + R * math.log1p(-d1))
+                cache[d1] = (min(1.0, float(round_up(val))), es)
+        return cache[d1][0]
+
+    xs = list(np.linspace(-16.0, -1.0, 16)) + [-math.inf]
+    best, bx = min(((total(x), x) for x in xs), key=lambda t: t[0])
+    if math.isfinite(bx) and best < 1.0 and refine > 0:
+        x, v2 = _comp._golden_min(total, bx - 1.0, min(bx + 1.0, -1e-9), refine)
+        if v2 < best:
+            best, bx = v2, x
+    d1 = 0.0 if bx == -math.inf else 10.0 ** bx
+    es = cache[d1][1] or []
+    tot = sum(e * c for e, (_, c) in zip(es, parts)) or 1.0
+    return Outcome(float(best), "upper", "kov15",
+                   {"statement": "kov15-closed-heterogeneous", "delta_round": d1, "eps_rounds": es,
+                    "shares": [e * c / tot for e, (_, c) in zip(es, parts)] if es else None,
+                    "share_basis": "sum of per-round epsilons"})
+
+
 @register
 class Kov15Composer(Composer):
     name = "kov15"
@@ -137,19 +190,4 @@ class Kov15Composer(Composer):
             best, results = _comp.compose_delta(v.dp.delta_of, c, epsilon,
                                                 eps_max=_eps_max(v.dp))
             return Outcome(float(best.value), "upper", self.name, _details(best, results))
-        # Several entries: the smallest δ whose composed ε is ≤ epsilon (bisection on log δ;
-        # the end returned is one where that was computed).
-        def ok(t):
-            return hetero_epsilon(parts, math.exp(t), refine=4).value <= epsilon
-        hi = math.log1p(-1e-12)
-        if not ok(hi):
-            return Outcome(1.0, "upper", self.name, {"statement": "kov15-closed-heterogeneous",
-                                                     "note": "epsilon below every statement"})
-        lo = -700.0
-        if ok(lo):
-            t = lo
-        else:
-            t = bisect_certified(ok, lo, hi, want="smallest", xtol=1e-3, rtol=1e-4)
-        o = hetero_epsilon(parts, math.exp(t), refine=4)
-        return Outcome(float(round_up(math.exp(t))), "upper", self.name,
-                       dict(o.details, epsilon_at_delta=o.value))
+        return hetero_delta(parts, epsilon)
