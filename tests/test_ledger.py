@@ -333,3 +333,24 @@ def test_calibrate_entry_sigma_on_the_safe_side():
     c2 = sd.calibrate.entry(acc, 0, "rounds", 2.0, 1e-6)
     acc2 = sd.Accountant().compose(sd.Shuffle(sd.LDP(0.5), n=1000), c2.value + 1).compose(E.GaussianDpEvent(10.0), 1)
     assert c2.epsilon <= 2.0 < acc2.epsilon(1e-6).epsilon
+
+
+@pytest.mark.slow
+@needs_pld
+def test_readme_mixed_budget_and_the_same_from_toml(capsys):
+    import pathlib
+    import re
+
+    from shuffledp.cli import main
+    root = pathlib.Path(__file__).resolve().parents[1]
+    block = [b for b in re.findall(r"```python\n(.*?)```", (root / "README.md").read_text(), re.S)
+             if "sd.Accountant()" in b][0]
+    ns = {"sd": sd}
+    exec(compile(block, "README.md", "exec"), ns)
+    r = ns["acc"].epsilon(1e-6)
+    capsys.readouterr()
+    assert r.kind == "upper" and len(r.entries) == 3 and r.rounds == 1082
+    assert [e.bound.split()[0] for e in r.entries][0] in ("fmt23", "fmt20", "girgis-ub1")
+    assert main(["compose", str(root / "examples" / "budget.toml"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"] == r.epsilon and [e["rounds"] for e in out["entries"]] == [30, 52, 1000]
