@@ -100,6 +100,11 @@ class LedgerResult:
     def rounds(self) -> int:
         return sum(e.rounds for e in self.entries)
 
+    @property
+    def bound(self) -> str:
+        """The bounds whose views produced the answer, one per entry (joined by '+')."""
+        return "+".join(dict.fromkeys(e.bound for e in self.entries))
+
     def __float__(self) -> float:
         return float(self.epsilon if self.question == "epsilon" else self.delta)
 
@@ -231,10 +236,25 @@ class _ShuffleEntryViews:
         # The narrowest class among the entry's bounds (fmt23's class ⊂ any ε0-LDP, ...).
         return min((b.valid_for(self.proto) for b in self.bounds), key=len)
 
+    def valid_for_used(self, composer: str, order=None) -> str:
+        """The class the answer holds for: that of the bounds whose views were used."""
+        if composer == "rdp":
+            ids = self.rdp_argmin(order) if order is not None else [b.id for b in self._rdp_bounds()]
+        elif composer == "pld":
+            ids = [self._best("pld", exclude_derived=True)[1] or self._best("pld")[1]]
+        else:
+            ids = [self._best("dp")[1]]
+        by_id = {b.id: b for b in self.bounds}
+        vals = [by_id[i].valid_for(self.proto) for i in ids if i in by_id]
+        return " AND ".join(dict.fromkeys(vals)) if vals else self.valid_for()
+
 
 class _EventEntryViews(EventViews):
     def bound_for(self, composer: str, order=None) -> str:
         return f"dp_accounting:{self.source}"
+
+    def valid_for_used(self, composer: str, order=None) -> str:
+        return self.valid_for()
 
 
 class Accountant:
@@ -338,7 +358,7 @@ class Accountant:
         shares = best.details.get("shares") or [None] * len(parts)
         order = best.details.get("order") if best.composition == "rdp" else None
         ents = tuple(EntryShare(e.label, e.rounds, vw.bound_for(best.composition, order), s,
-                                vw.valid_for())
+                                vw.valid_for_used(best.composition, order))
                      for e, vw, s in zip(self._entries, views, shares))
         valid = " AND ".join(dict.fromkeys(en.valid_for for en in ents))
         eps, dlt = (best.value, x) if question == "epsilon" else (x, best.value)
