@@ -354,3 +354,17 @@ def test_readme_mixed_budget_and_the_same_from_toml(capsys):
     assert main(["compose", str(root / "examples" / "budget.toml"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon"] == r.epsilon and [e["rounds"] for e in out["entries"]] == [30, 52, 1000]
+
+
+@needs_pld
+def test_ledger_rdp_sums_entries_and_never_uses_estimates():
+    from dp_accounting import dp_event as E
+    p = sd.Shuffle(sd.Gaussian(4.0), n=500, sampling=sd.CheckIn(0.2))
+    acc = sd.Accountant().compose(p, 3).compose(E.GaussianDpEvent(6.0), 2)
+    orders = [2, 4.5, 16]
+    c = acc.rdp(orders)
+    ref = sd.rdp(p, orders, rounds=3).values + 2 * np.array(orders) * 2 / 36.0
+    assert np.allclose(c.values, ref, rtol=1e-9) and c.kind == "upper"
+    r = acc.epsilon(1e-5)
+    assert "liew-homogeneous" not in r.entries[0].bound     # an estimate is never an entry's view
+    assert r.kind == "upper" and r.rounds == 5
