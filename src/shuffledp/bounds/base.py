@@ -142,6 +142,20 @@ class Bound:
     def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
         return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
 
+    # Helpers kept for bounds written against the earlier route methods (same behaviour,
+    # now through the composers).
+    def _rdp_kind(self) -> str:
+        return "upper" if self.kind == "upper" else "estimate"
+
+    def _pld_route(self, proto, rounds, x, question):
+        c = _composers.get("pld")
+        parts = [(self.views(proto), rounds)]
+        return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
+
+    def _kov15_eps_max(self, proto) -> float:
+        from ..composers.kov15 import _eps_max
+        return _eps_max(self.views(proto).dp)
+
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
         return _composers.get(route).delta([(self.views(proto), rounds)], eps)
 
