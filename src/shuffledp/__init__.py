@@ -12,6 +12,7 @@ from .protocols import CheckIn, Shuffle, WithoutReplacement
 from .errors import NotApplicableError
 from .results import Candidate, RdpCurve, Result
 from .accountant import delta, epsilon, rdp
+from .ledger import Accountant, LedgerResult, to_dp_accounting
 from . import bounds, calibrate
 
 __version__ = "0.1.0"
@@ -22,4 +23,5 @@ __all__ = [
     "Shuffle", "CheckIn", "WithoutReplacement",
     "epsilon", "delta", "rdp", "bounds", "calibrate",
     "Result", "Candidate", "RdpCurve", "NotApplicableError",
+    "Accountant", "LedgerResult", "to_dp_accounting",
 ]

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from . import _validate as v
+from . import composers as _composers
 from .bounds import all_bounds, get
 from .errors import NotApplicableError
 from .protocols import Shuffle
@@ -22,7 +23,8 @@ from .results import Candidate, RdpCurve, Result
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
 
-COMPOSITIONS = ("rdp", "kov15", "pld", "none")
+#: Public ``composition=`` values: every registered composer (``shuffledp.composers``).
+COMPOSITIONS = tuple(_composers.ids())
 
 
 def _check_proto(proto) -> Shuffle:

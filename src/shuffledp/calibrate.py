@@ -3,7 +3,10 @@
 * ``eps0``   — the largest ε0 (any LDP randomizer, or k-RR with ``k=``) meeting a target;
 * ``sigma``  — the smallest Gaussian σ meeting a target;
 * ``rounds`` — the largest number of rounds T;
-* ``users``  — the smallest number of users n.
+* ``users``  — the smallest number of users n;
+* ``calibrate`` — the generic form (any one parameter of a ledger, dp_accounting's
+  ``calibrate_dp_mechanism`` shape), of which the four above are thin wrappers;
+  ``entry`` calibrates one parameter of one entry of a ledger.
 
 Every bound is monotone in these parameters, so each is bracket-and-bisect on the
 accountant's certified upper bound. The returned parameter is always on the certified
@@ -22,7 +25,7 @@ from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
 
-__all__ = ["Calibration", "eps0", "sigma", "rounds", "users"]
+__all__ = ["Calibration", "calibrate", "entry", "eps0", "sigma", "rounds", "users"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,180 @@ def _family(template, e0):
     return dataclasses.replace(template, eps0=e0)
 
 
+
+# ------------------------------------------------------------------------------------------
+# The generic calibrator (dp_accounting's calibrate_dp_mechanism shape)
+# ------------------------------------------------------------------------------------------
+def _ledger_epsilon(acc, delta):
+    return acc.epsilon(delta).epsilon
+
+
+def _finish_ledger(param, value, acc, target, delta):
+    entries = acc.entries
+    if len(entries) == 1 and entries[0].is_shuffle:
+        return _finish(param, value, entries[0].item, target, delta, entries[0].rounds)
+    r = acc.epsilon(delta)
+    vals = sorted((val, n) for n, val, _, _ in r.composers if val is not None)
+    ru = vals[1] if len(vals) > 1 else None
+    return Calibration(param, value, r.epsilon, target, delta, r.rounds,
+                       f"ledger:{r.composition}", f"ledger:{ru[1]}" if ru else None,
+                       ru[0] if ru else None, acc)
+
+
+def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False,
+              start=1.0, lo=None, hi=None, growth=2.0, limits=(1e-3, 1e8),
+              tol=1e-5) -> Calibration:
+    """The parameter x of ``make(x)`` (a ledger, ``sd.Accountant``) that meets the target.
+
+    The shape of dp_accounting's ``calibrate_dp_mechanism``: a family of mechanisms indexed
+    by one parameter, a target (ε, δ), and a monotone search that returns the parameter on
+    the certified side — the ledger's ε at the returned value was *computed* ≤ ``epsilon``.
+
+    Parameters
+    ----------
+    make : callable x ↦ Accountant (build the ledger with that parameter value)
+    epsilon, delta : the target
+    parameter : name reported in the result ("eps0", "sigma", "rounds", "users", ...)
+    increasing : True when ε grows with x (ε0, rounds): the largest x is returned;
+        False when it shrinks (σ, n): the smallest x is returned.
+    discrete : integer parameter (rounds, n)
+    start, lo, hi : bracket hints (``start`` is where the search begins without them)
+    growth : bracket expansion factor
+    limits : (smallest, largest) value searched; past the largest an increasing search
+        returns the last certified value and a decreasing one raises NotApplicableError.
+    tol : relative tolerance on ε for real parameters.
+    """
+    target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    d = v.probability("delta", delta)
+    memo: dict = {}
+
+    def eps_at(x):
+        if x not in memo:
+            memo[x] = _ledger_epsilon(make(x), d)
+        return memo[x]
+
+    lim_lo, lim_hi = limits
+    if increasing:
+        if lo is None:
+            lo = start
+            while eps_at(lo) > target:
+                if discrete or lo / growth < lim_lo:
+                    raise NotApplicableError(f"even {parameter}={lo:g} exceeds epsilon={target:g}: "
+                                             f"{eps_at(lo):.6g}")
+                lo = lo / growth
+        elif discrete and eps_at(lo) > target:
+            raise NotApplicableError(f"even {parameter}={lo:g} exceeds epsilon={target:g}: {eps_at(lo):.6g}")
+        if hi is None:
+            hi = lo * growth
+        while eps_at(hi) <= target:
+            lo, hi = hi, (hi * growth if not discrete else int(hi * growth))
+            if hi > lim_hi:
+                return _finish_ledger(parameter, lo, make(lo), target, d)
+        val = (_largest_integer(eps_at, target, lo, hi) if discrete else
+               _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
+        return _finish_ledger(parameter, val, make(val), target, d)
+    if discrete:
+        lo = int(lim_lo if lo is None else lo)
+        if eps_at(lo) <= target:
+            return _finish_ledger(parameter, lo, make(lo), target, d)
+        hi = lo * 2 if hi is None else hi
+        while eps_at(hi) > target:
+            lo, hi = hi, int(hi * growth)
+            if hi > lim_hi:
+                raise NotApplicableError(f"no {parameter} up to {lim_hi:g} meets epsilon={target:g}")
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if eps_at(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+        return _finish_ledger(parameter, hi, make(hi), target, d)
+    hi = start if hi is None else hi
+    while eps_at(hi) > target:
+        hi *= growth
+        if hi > lim_hi:
+            raise NotApplicableError(f"no {parameter} up to {lim_hi:g} meets epsilon={target:g}")
+    if lo is None:
+        lo = hi / growth
+        while lo > lim_lo and eps_at(lo) <= target:
+            hi, lo = lo, lo / growth
+    val = _calibrate_loop(eps_at, target, lo, hi, "smallest", tol)
+    return _finish_ledger(parameter, val, make(val), target, d)
+
+
+def _one(proto, T):
+    from .ledger import Accountant
+    return Accountant(answer_only=True).compose(proto, T)
+
+
+_PARAMS = ("eps0", "sigma", "rounds", "n")
+
+
+def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
+    """Calibrate one numeric parameter of entry ``index`` of a ledger, the others fixed.
+
+    ``parameter``: "eps0" (LDP / k-RR entries; largest), "sigma" (Gaussian entries, or the
+    noise multiplier of a central Gaussian / Laplace event; smallest), "rounds" (largest)
+    or "n" (smallest number of users). Extra keywords go to ``calibrate``.
+    """
+    import dataclasses
+
+    from .ledger import Accountant
+    if parameter not in _PARAMS:
+        raise ValueError(f"parameter must be one of {', '.join(_PARAMS)}; got {parameter!r}")
+    entries = ledger.entries
+    index = v.integer("index", index, lo=-len(entries), hi=len(entries) - 1)
+    e = entries[index]
+
+    def rebuild(item, rounds):
+        acc = Accountant(pld_discretization=ledger.pld_discretization, answer_only=True)
+        for j, x in enumerate(entries):
+            if j == index % len(entries):
+                acc.compose(item, rounds, label=x.label)
+            else:
+                acc.compose(x.item, x.rounds, label=x.label)
+        return acc
+
+    if parameter == "rounds":
+        return calibrate(lambda T: rebuild(e.item, int(T)), epsilon, delta, parameter="rounds",
+                         increasing=True, discrete=True, start=1, growth=4,
+                         **dict({"limits": (1, 10**7)}, **kw))
+    if parameter == "n":
+        if not e.is_shuffle:
+            raise ValueError(f"parameter 'n' needs a shuffled entry; entry {index} is central")
+        p = e.item
+        return calibrate(lambda n: rebuild(dataclasses.replace(p, n=int(n)), e.rounds), epsilon,
+                         delta, parameter="users", increasing=False, discrete=True,
+                         **dict({"limits": (1, 10**10)}, **kw))
+    if e.is_shuffle:
+        m = e.item.mechanism
+        if parameter == "eps0":
+            if not isinstance(m, (LDP, RandomizedResponse)):
+                raise ValueError(f"parameter 'eps0' needs an LDP or RandomizedResponse entry; got {m!r}")
+            mk = (lambda x: rebuild(dataclasses.replace(e.item, mechanism=dataclasses.replace(m, eps0=x)),
+                                    e.rounds))
+            return calibrate(mk, epsilon, delta, parameter="eps0", increasing=True,
+                             start=m.eps0, **dict({"limits": (1e-6, 700.0)}, **kw))
+        if not isinstance(m, Gaussian):
+            raise ValueError(f"parameter 'sigma' needs a Gaussian entry; got {m!r}")
+        mk = (lambda x: rebuild(dataclasses.replace(e.item, mechanism=Gaussian(x)), e.rounds))
+        return calibrate(mk, epsilon, delta, parameter="sigma", increasing=False,
+                         start=m.sigma, **kw)
+    if parameter != "sigma":
+        raise ValueError(f"central entries calibrate 'sigma' (noise multiplier) or 'rounds'; got {parameter!r}")
+    ev = e.item
+    inner = getattr(ev, "event", None)
+
+    def with_noise(x):
+        if inner is not None:
+            return type(ev)(ev.sampling_probability, type(inner)(x))
+        return type(ev)(x)
+    z0 = (inner or ev).noise_multiplier
+    return calibrate(lambda x: rebuild(with_noise(x), e.rounds), epsilon, delta,
+                     parameter="noise_multiplier", increasing=False, start=z0, **kw)
+
+
+
 def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, tol=1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
@@ -145,13 +322,8 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, tol=1e-5) -> Ca
         pass
     if not certified and eps_at(lo) > target:   # cannot happen with a correct trivial bound
         lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
-    hi = max(1.5 * lo, 1e-3)
-    while eps_at(hi) <= target:
-        lo, hi = hi, hi * 2
-        if hi > 700:
-            return _finish("eps0", lo, proto(lo), target, d, T)
-    val = _calibrate_loop(eps_at, target, lo, hi, "largest", tol)
-    return _finish("eps0", val, proto(val), target, d, T)
+    return calibrate(lambda e0: _one(proto(e0), T), target, d, parameter="eps0",
+                     increasing=True, lo=lo, hi=max(1.5 * lo, 1e-3), limits=(0.0, 700.0), tol=tol)
 
 
 def _calibrate_loop(eps_at, target, lo, hi, want, tol):
@@ -209,19 +381,8 @@ def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibratio
     def proto(s):
         return Shuffle(Gaussian(s), n, sampling=sampling)
 
-    def eps_at(s):
-        return _best(proto(s), d, T).epsilon
-
-    hi = 1.0
-    while eps_at(hi) > target:
-        hi *= 2
-        if hi > 1e8:
-            raise NotApplicableError(f"no sigma up to 1e8 meets epsilon={target:g}")
-    lo = hi / 2
-    while lo > 1e-3 and eps_at(lo) <= target:
-        hi, lo = lo, lo / 2
-    val = _calibrate_loop(eps_at, target, lo, hi, "smallest", tol)
-    return _finish("sigma", val, proto(val), target, d, T)
+    return calibrate(lambda s: _one(proto(s), T), target, d, parameter="sigma",
+                     increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol)
 
 
 def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
@@ -231,25 +392,9 @@ def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
 
-    def ok(T):
-        return _best(proto, d, T).epsilon <= target
-
-    memo: dict = {}
-
-    def eps_at(T):
-        if T not in memo:
-            memo[T] = _best(proto, d, T).epsilon
-        return memo[T]
-
-    if eps_at(1) > target:
-        raise NotApplicableError(f"even one round exceeds epsilon={target:g}: {eps_at(1):.6g}")
-    lo, hi = 1, 4
-    while eps_at(hi) <= target:
-        lo, hi = hi, hi * 4
-        if hi > max_rounds:
-            return _finish("rounds", lo, proto, target, d, lo)
-    lo = _largest_integer(eps_at, target, lo, hi)
-    return _finish("rounds", lo, proto, target, d, lo)
+    return calibrate(lambda T: _one(proto, int(T)), target, d, parameter="rounds",
+                     increasing=True, discrete=True, lo=1, hi=4, growth=4,
+                     limits=(1, max_rounds))
 
 
 def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
@@ -287,23 +432,9 @@ def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**1
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
 
-    def ok(n):
-        return _best(Shuffle(mechanism, n, sampling=sampling), d, T).epsilon <= target
-
-    if ok(1):
-        return _finish("users", 1, Shuffle(mechanism, 1, sampling=sampling), target, d, T)
-    lo, hi = 1, 2
-    while not ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > max_users:
-            raise NotApplicableError(f"no n up to {max_users:g} meets epsilon={target:g}")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return _finish("users", hi, Shuffle(mechanism, hi, sampling=sampling), target, d, T)
+    return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling), T), target, d,
+                     parameter="users", increasing=False, discrete=True,
+                     limits=(1, max_users))
 
 
 def add_cli(sub, protocol_args, num, int_like):

@@ -135,6 +135,11 @@ def _protocol_args(p, need_eps0=True):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _composer_ids():
+    from .composers import ids
+    return ids()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="shuffledp", description="Privacy accounting for the shuffle model.")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -142,12 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("epsilon", help="smallest certified epsilon for a delta")
     _protocol_args(p)
     p.add_argument("--delta", type=_num, required=True)
-    p.add_argument("--composition", default=None, choices=["rdp", "kov15", "pld", "none"])
+    p.add_argument("--composition", default=None, choices=_composer_ids())
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon")
     _protocol_args(p)
     p.add_argument("--epsilon", type=_num, required=True)
-    p.add_argument("--composition", default=None, choices=["rdp", "kov15", "pld", "none"])
+    p.add_argument("--composition", default=None, choices=_composer_ids())
 
     p = sub.add_parser("rdp", help="RDP curve at given orders")
     _protocol_args(p)
@@ -167,7 +172,7 @@ def _extra_commands(sub):
         _cal.add_cli(sub, _protocol_args, _num, _int_like)
     except ImportError:
         pass
-    for modname in ("report", "figures", "sweep"):
+    for modname in ("report", "figures", "sweep", "ledger_io"):
         try:
             mod = __import__(f"shuffledp.{modname}", fromlist=["add_cli"])
         except ImportError:

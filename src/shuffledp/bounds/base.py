@@ -6,25 +6,18 @@ this protocol, and if not, why?" (``check``) and offers one or more *views*:
 * an RDP view: ``rdp(proto, orders)`` — per-round values at integer orders ≥ 2;
 * a single-round (ε, δ) view: ``delta_one(proto, eps)`` and ``epsilon_one(proto, delta)``.
 
-From those views the base class answers the accountant's questions for T rounds through
-every composition route it supports (``epsilon`` / ``delta``):
+* a dominating pair: ``pld_atoms(proto) -> (logp, logq, tail_mass)`` (optional method).
 
-* ``"none"`` (T = 1, single-round (ε, δ) view), ``"rdp"`` (RDP view, composed order by
-  order then converted);
-* ``"kov15"`` — *upper* bounds with a single-round (ε, δ) view, T > 1: KOV15 optimal
-  homogeneous composition and its closed form, with the per-round / composition δ split
-  optimised (``composition.compose_epsilon`` / ``compose_delta``); both statements' values
-  and the split are in the details;
-* ``"pld"`` — *upper* bounds that define ``pld_atoms(proto) -> (logp, logq, tail_mass)``
-  (a finite dominating pair), when ``dp_accounting`` imports: PLD composition of the pair
-  (``composition.pld_epsilon`` / ``pld_delta``). Offered for T = 1 too (it then equals the
-  single round up to one grid step, on the safe side).
-
+``views(proto)`` wraps those methods as the views of ``shuffledp.views`` (the adapter: a
+bound written against the methods above needs nothing more). How T rounds combine is not
+decided here: ``routes(rounds)`` lists the registered composers (``shuffledp.composers``:
+``none``, ``rdp``, ``kov15``, ``pld``) that accept the bound's views, and
+``epsilon_route`` / ``delta_route`` hand ``[(views, rounds)]`` to the named composer.
 Composition theorems give upper bounds only: lower and estimate bounds never get
 ``"kov15"``, and ``"pld"`` only when ``pld_is_instance`` says its ``pld_atoms`` are one
-instance's output pair (T rounds on it are the product pair; composed optimistically). Subclasses add routes of their own by overriding
-``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating
-the rest to ``super()``).
+instance's output pair. Subclasses may still add routes of their own by overriding
+``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating the
+rest to ``super()``).
 
 Kinds (spec/README.md "Contract"): ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
@@ -35,27 +28,18 @@ could do").
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from .. import composers as _composers
 from .. import composition as _comp
 from .. import conversions as _rdp
+from ..views import Outcome, PldView, RdpView, DpView
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, round_up
 
 __all__ = ["Bound", "Outcome", "register", "get", "all_bounds", "ids"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One route's answer inside one bound."""
-
-    value: float
-    kind: str
-    composition: str
-    details: dict = field(default_factory=dict)
 
 
 class Bound:
@@ -114,23 +98,16 @@ class Bound:
                                 want="smallest", xtol=1e-12, rtol=1e-10)
 
     # ----- the accountant's questions ------------------------------------------------
+    def views(self, proto, **kw):
+        """The views of one round of ``proto`` (an adapter over the methods above)."""
+        from ..views import BoundViews
+        return BoundViews(self, proto, **kw)
+
     def routes(self, rounds: int) -> list[str]:
-        """Composition routes this bound offers for ``rounds`` rounds."""
-        r = []
-        if self.has_dp and rounds == 1:
-            r.append("none")
-        # A converted lower RDP curve is only an estimate: skip it when an exact
-        # single-round lower bound is available.
-        if self.has_rdp and not (self.kind == "lower" and r):
-            r.append("rdp")
-        pld_ok = hasattr(self, "pld_atoms") and _comp.pld_unavailable_reason() is None
-        if self.kind == "upper":
-            if self.has_dp and rounds > 1:
-                r.append("kov15")
-            if pld_ok:
-                r.append("pld")
-        elif self.kind == "lower" and self.pld_is_instance and pld_ok and rounds > 1:
-            r.append("pld")
+        """Composition routes this bound offers for ``rounds`` rounds: every registered
+        composer that accepts its views (``shuffledp.composers``), then ``extra_routes``."""
+        parts = [(_CapabilityViews(self), rounds)]
+        r = [c.name for c in _composers.all_composers() if c.accepts(parts) is None]
         r.extend(x for x in self.extra_routes(rounds) if x not in r)
         return r
 
@@ -150,26 +127,6 @@ class Bound:
             return None
         return float(hi) if self.delta_one(proto, float(hi)) == 0.0 else None
 
-    def _kov15_details(self, best, results) -> dict:
-        d = {"statement": best.statement, "eps_round": best.eps_round,
-             "delta_round": best.delta_round}
-        d.update({k: v for k, v in best.details.items() if k not in d})
-        d["statements"] = {r.statement: r.value for r in results}
-        d["splits"] = {r.statement: dict(r.details) for r in results}
-        return d
-
-    def _pld_route(self, proto, rounds, x, question):
-        """PLD of ``pld_atoms`` composed ``rounds`` times: pessimistic for an upper bound's
-        dominating pair, optimistic (no tail charge) for a lower bound's instance pair."""
-        logp, logq, tail = self.pld_atoms(proto)
-        if self.kind == "lower":
-            fn = _comp.pld_epsilon_lower if question == "epsilon" else _comp.pld_delta_lower
-            val, det = fn(logp, logq, rounds, x)
-        else:
-            fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-            val, det = fn(logp, logq, rounds, x, extra_delta=float(tail))
-        return Outcome(float(val), self.kind, "pld", det)
-
     #: Lower bounds only: True when ``pld_atoms`` is the output pair of one instance (a
     #: dataset pair), so its T-fold product is exactly what T rounds leak on that instance.
     pld_is_instance: bool = False
@@ -182,54 +139,25 @@ class Bound:
             return "sparse"
         return "dense" if self.kind == "upper" else "coarse"
 
+    def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
+        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
+
+    # Helpers kept for bounds written against the earlier route methods (same behaviour,
+    # now through the composers).
     def _rdp_kind(self) -> str:
         return "upper" if self.kind == "upper" else "estimate"
 
-    def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
-        if route == "none":
-            return Outcome(self.epsilon_one(proto, delta), self.kind, "none")
-        if route == "rdp":
-            c = _rdp.search_epsilon(lambda o: self.rdp(proto, o), delta, rounds,
-                                    max_order=self.max_order(proto),
-                                    coarse=self._order_grid())
-            return Outcome(c.value, self._rdp_kind(), "rdp",
-                           {"order": c.order, "order_limit_hit": c.limit_hit,
-                            "max_order_evaluated": c.max_order})
-        if route == "kov15":
-            best, results = _comp.compose_epsilon(lambda d: self.epsilon_one(proto, d),
-                                                  rounds, delta,
-                                                  pure_eps=self.pure_epsilon(proto))
-            return Outcome(float(best.value), "upper", "kov15",
-                           self._kov15_details(best, results))
-        if route == "pld":
-            return self._pld_route(proto, rounds, delta, "epsilon")
-        raise NotImplementedError(route)
-
-    def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
-        if route == "none":
-            return Outcome(self.delta_one(proto, eps), self.kind, "none")
-        if route == "rdp":
-            c = _rdp.search_delta(lambda o: self.rdp(proto, o), eps, rounds,
-                                  max_order=self.max_order(proto),
-                                  coarse=self._order_grid())
-            return Outcome(c.value, self._rdp_kind(), "rdp",
-                           {"order": c.order, "order_limit_hit": c.limit_hit,
-                            "max_order_evaluated": c.max_order})
-        if route == "kov15":
-            best, results = _comp.compose_delta(lambda e: self.delta_one(proto, e),
-                                                rounds, eps, eps_max=self._kov15_eps_max(proto))
-            return Outcome(float(best.value), "upper", "kov15",
-                           self._kov15_details(best, results))
-        if route == "pld":
-            return self._pld_route(proto, rounds, eps, "delta")
-        raise NotImplementedError(route)
+    def _pld_route(self, proto, rounds, x, question):
+        c = _composers.get("pld")
+        parts = [(self.views(proto), rounds)]
+        return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
 
     def _kov15_eps_max(self, proto) -> float:
-        hi = self.eps_hi(proto)
-        if hi is None or not math.isfinite(hi) or hi <= 0.0:
-            raise NotApplicableError(f"bound {self.id!r} has no finite single-round epsilon "
-                                     "bracket for KOV15 composition")
-        return float(hi)
+        from ..composers.kov15 import _eps_max
+        return _eps_max(self.views(proto).dp)
+
+    def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
+        return _composers.get(route).delta([(self.views(proto), rounds)], eps)
 
     def _pick(self, outcomes: list[Outcome]) -> Outcome:
         """The tightest outcome of the bound's own kind; estimates only if nothing else."""
@@ -342,3 +270,16 @@ def get(bound_id: str) -> Bound:
         return _REGISTRY[bound_id]
     except KeyError:
         raise ValueError(f"bound must be one of {', '.join(_REGISTRY)}; got {bound_id!r}") from None
+
+
+class _CapabilityViews:
+    """Which views a bound has, without a protocol: what ``routes`` asks composers about."""
+
+    def __init__(self, bound):
+        self.kind = bound.kind
+        self.source = bound.id
+        _none = lambda *a: None  # noqa: E731  (never called: capability only)
+        self.rdp = RdpView(_none, 0) if bound.has_rdp else None
+        self.dp = DpView(_none, _none, _none, _none) if bound.has_dp else None
+        self.pld = (PldView(atoms=_none, is_instance=bool(bound.pld_is_instance))
+                    if hasattr(bound, "pld_atoms") else None)

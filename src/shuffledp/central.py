@@ -1,0 +1,207 @@
+"""Central (server-side) mechanisms in a ledger, described by ``dp_accounting`` events.
+
+Supported events (the optional extra ``pld`` provides ``dp_accounting``):
+``GaussianDpEvent``, ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` of a Gaussian,
+``SelfComposedDpEvent`` and ``ComposedDpEvent`` of those. Every entry of a ledger is
+analysed under ONE neighbouring relation: **replacement** of one individual's record
+(``dp_accounting.NeighboringRelation.REPLACE_ONE``), the relation of the shuffle bounds.
+With dp_accounting's convention a ``GaussianDpEvent(z)`` of a query whose add/remove
+sensitivity is 1 has replace sensitivity 2 (its PLD is that of N(0, z²) vs N(2, z²)); the
+same convention is used for ``LaplaceDpEvent(b)`` (Laplace of scale b, shift 2), which
+dp_accounting itself only analyses under add/remove. Events dp_accounting cannot analyse
+under REPLACE_ONE (a Poisson-sampled Laplace, for one) are refused with a message naming
+the event.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import NotApplicableError
+from .views import DpView, PldView, RdpView
+
+__all__ = ["RELATION", "flatten_event", "EventViews", "event_to_dict", "event_from_dict"]
+
+RELATION = ("replace-one (neighbouring datasets differ in one individual's record, same size; "
+            "dp_accounting NeighboringRelation.REPLACE_ONE)")
+
+
+def _dpe():
+    try:
+        from dp_accounting import dp_event
+    except Exception as exc:
+        raise NotApplicableError("central mechanisms need the optional dependency "
+                                 f"dp-accounting (pip install 'shuffledp[pld]'); import failed: {exc}") from None
+    return dp_event
+
+
+def flatten_event(event, count: int = 1) -> list:
+    """[(elementary event, count)] for Self-/Composed events; refuses unsupported ones."""
+    E = _dpe()
+    if isinstance(event, E.SelfComposedDpEvent):
+        return flatten_event(event.event, count * int(event.count))
+    if isinstance(event, E.ComposedDpEvent):
+        out = []
+        for e in event.events:
+            out.extend(flatten_event(e, count))
+        return out
+    if isinstance(event, E.NoOpDpEvent):
+        return []
+    _check_supported(event)
+    return [(event, count)]
+
+
+def _check_supported(event):
+    E = _dpe()
+    name = type(event).__name__
+    if isinstance(event, (E.GaussianDpEvent, E.LaplaceDpEvent)):
+        if event.noise_multiplier <= 0:
+            raise ValueError(f"{name}: noise_multiplier must be > 0 (a noiseless release has "
+                             f"no finite privacy guarantee); got {event.noise_multiplier!r}")
+        return
+    if isinstance(event, E.PoissonSampledDpEvent):
+        if not isinstance(event.event, E.GaussianDpEvent):
+            raise NotApplicableError(
+                f"{name} of {type(event.event).__name__}: dp_accounting does not analyse it "
+                "under REPLACE_ONE (the ledger's relation: replacement); only a Poisson-sampled "
+                "GaussianDpEvent is supported")
+        if not 0.0 <= event.sampling_probability <= 1.0:
+            raise ValueError(f"{name}: sampling_probability must be in [0, 1]; got "
+                             f"{event.sampling_probability!r}")
+        _check_supported(event.event)
+        return
+    raise NotApplicableError(
+        f"{name}: not supported in a ledger (supported: GaussianDpEvent, LaplaceDpEvent, "
+        "PoissonSampledDpEvent of a Gaussian, SelfComposedDpEvent, ComposedDpEvent)")
+
+
+def _pld(event, d: float, count: int):
+    from dp_accounting import NeighboringRelation as NR
+    from dp_accounting.pld import privacy_loss_distribution as P
+    E = _dpe()
+    if isinstance(event, E.GaussianDpEvent):
+        # count Gaussians with σ compose exactly to one with σ/√count
+        return P.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count),
+                                         value_discretization_interval=d,
+                                         neighboring_relation=NR.REPLACE_ONE)
+    if isinstance(event, E.LaplaceDpEvent):
+        pld = P.from_laplace_mechanism(event.noise_multiplier, sensitivity=2.0,
+                                       value_discretization_interval=d)
+        return pld.self_compose(count) if count > 1 else pld
+    if isinstance(event, E.PoissonSampledDpEvent):
+        if event.sampling_probability == 0.0:
+            return P.identity(value_discretization_interval=d)
+        pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
+                                        value_discretization_interval=d,
+                                        sampling_prob=event.sampling_probability,
+                                        neighboring_relation=NR.REPLACE_ONE)
+        return pld.self_compose(count) if count > 1 else pld
+    raise NotApplicableError(f"{type(event).__name__}: no PLD")
+
+
+def _rdp_curve(event):
+    """RDP under REPLACE_ONE where the closed form is known, else None."""
+    E = _dpe()
+    if isinstance(event, E.GaussianDpEvent):
+        z = float(event.noise_multiplier)
+        # N(0, z²) vs N(2, z²): D_λ = λ·2²/(2z²) (Mironov 2017, Prop. 7)
+        return lambda o: 2.0 * (o.astype(float)) / (z * z) * (1.0 + 1e-12)
+    if isinstance(event, E.LaplaceDpEvent):
+        b = float(event.noise_multiplier)
+        s = 2.0 / b   # shift 2, scale b
+
+        def lap(o):
+            # Mironov 2017 (arXiv:1702.07476), Prop. 6, ratio s = shift/scale, in log space
+            lam = o.astype(float)
+            a = (lam - 1.0) * s + np.log(lam / (2.0 * lam - 1.0))
+            c = -lam * s + np.log((lam - 1.0) / (2.0 * lam - 1.0))
+            return np.logaddexp(a, c) / (lam - 1.0) * (1.0 + 1e-12)
+        return lap
+    return None
+
+
+class EventViews:
+    """Views of ONE occurrence of an elementary dp_accounting event (replace-one)."""
+
+    kind = "upper"
+
+    def __init__(self, event):
+        self.event = event
+        self.source = type(event).__name__
+        self._d1 = 1e-3      # single-occurrence (ε, δ) view: pessimistic, coarse is enough
+        self._single = None
+
+    def _one(self):
+        if self._single is None:
+            self._single = _pld(self.event, self._d1, 1)
+        return self._single
+
+    @property
+    def rdp(self):
+        f = _rdp_curve(self.event)
+        return None if f is None else RdpView(f, 10**6, "dense")
+
+    @property
+    def dp(self):
+        from .composers.pld import delta_of_pld, epsilon_of_pld
+        return DpView(lambda d: epsilon_of_pld(self._one(), d, 1.0),
+                      lambda e: delta_of_pld(self._one(), e),
+                      lambda: epsilon_of_pld(self._one(), 1e-15, 1.0),
+                      lambda: None)
+
+    @property
+    def pld(self):
+        return PldView(build=lambda d, c: _pld(self.event, d, c))
+
+    def valid_for(self) -> str:
+        return describe_event(self.event) + " (central; replace-one, dp_accounting convention)"
+
+
+def describe_event(e) -> str:
+    E = _dpe()
+    if isinstance(e, E.GaussianDpEvent):
+        return f"Gaussian(noise_multiplier={e.noise_multiplier:g})"
+    if isinstance(e, E.LaplaceDpEvent):
+        return f"Laplace(noise_multiplier={e.noise_multiplier:g})"
+    if isinstance(e, E.PoissonSampledDpEvent):
+        return f"PoissonSampled({e.sampling_probability:g}, {describe_event(e.event)})"
+    if isinstance(e, E.SelfComposedDpEvent):
+        return f"{e.count} x {describe_event(e.event)}"
+    return type(e).__name__
+
+
+def event_to_dict(e) -> dict:
+    E = _dpe()
+    if isinstance(e, E.GaussianDpEvent):
+        return {"event": "gaussian", "noise_multiplier": e.noise_multiplier}
+    if isinstance(e, E.LaplaceDpEvent):
+        return {"event": "laplace", "noise_multiplier": e.noise_multiplier}
+    if isinstance(e, E.PoissonSampledDpEvent):
+        return {"event": "poisson_sampled", "sampling_probability": e.sampling_probability,
+                "of": event_to_dict(e.event)}
+    if isinstance(e, E.SelfComposedDpEvent):
+        return {"event": "self_composed", "count": e.count, "of": event_to_dict(e.event)}
+    if isinstance(e, E.ComposedDpEvent):
+        return {"event": "composed", "events": [event_to_dict(x) for x in e.events]}
+    raise NotApplicableError(f"{type(e).__name__}: cannot be stored in a ledger file")
+
+
+def event_from_dict(d: dict):
+    E = _dpe()
+    if not isinstance(d, dict) or "event" not in d:
+        raise ValueError(f"central event must be a table with an 'event' key; got {d!r}")
+    k = d["event"]
+    if k == "gaussian":
+        return E.GaussianDpEvent(float(d["noise_multiplier"]))
+    if k == "laplace":
+        return E.LaplaceDpEvent(float(d["noise_multiplier"]))
+    if k == "poisson_sampled":
+        return E.PoissonSampledDpEvent(float(d["sampling_probability"]), event_from_dict(d["of"]))
+    if k == "self_composed":
+        return E.SelfComposedDpEvent(event_from_dict(d["of"]), int(d["count"]))
+    if k == "composed":
+        return E.ComposedDpEvent([event_from_dict(x) for x in d["events"]])
+    raise ValueError("event must be one of gaussian, laplace, poisson_sampled, self_composed, "
+                     f"composed; got {k!r}")

@@ -1,0 +1,54 @@
+"""The composer base class and registry (see ``shuffledp.composers``)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = ["Composer", "register", "get", "all_composers", "ids"]
+
+
+class Composer:
+    """Base class: ``name``, ``reference`` and the three methods of the package docstring."""
+
+    name: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+
+    def accepts(self, parts) -> str | None:
+        raise NotImplementedError
+
+    def epsilon(self, parts, delta: float, **opts):
+        raise NotImplementedError
+
+    def delta(self, parts, epsilon: float, **opts):
+        raise NotImplementedError
+
+    def floor(self, parts, x: float, question: str) -> float | None:
+        """A cheap value this composer's answer cannot go below (None: unknown). A costly
+        composer offering one is tried last and skipped when its floor cannot win."""
+        return None
+
+
+_REGISTRY: dict[str, Composer] = {}
+
+
+def register(cls):
+    """Class decorator: add one instance of the composer to the registry."""
+    if not cls.name or cls.name in _REGISTRY:
+        raise RuntimeError(f"composer name {cls.name!r} is empty or registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def ids() -> list[str]:
+    return list(_REGISTRY)
+
+
+def all_composers() -> list[Composer]:
+    return list(_REGISTRY.values())
+
+
+def get(name: str) -> Composer:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"composition must be one of {', '.join(_REGISTRY)}; got {name!r}") from None

@@ -1,0 +1,485 @@
+"""One privacy budget for a whole deployment: the composition ledger.
+
+>>> import shuffledp as sd
+>>> acc = sd.Accountant()
+>>> _ = acc.compose(sd.Shuffle(sd.RandomizedResponse(2.0, k=4), n=10_000), rounds=3)
+>>> _ = acc.compose(sd.Shuffle(sd.LDP(1.0), n=1_000), rounds=2)
+>>> r = acc.epsilon(1e-6)
+>>> r.kind
+'upper'
+
+A ledger is a list of entries — a shuffled protocol (``Shuffle``) or a central mechanism
+given as a ``dp_accounting`` event — each with a number of adaptive rounds. Its answer is
+the tightest valid composed *upper* bound over the registered composers
+(``shuffledp.composers``). Every entry contributes the views of its valid, default upper
+bounds only (estimates and lower bounds never enter):
+
+* RDP: the per-order minimum over the entry's bounds' RDP curves, summed over entries;
+* (ε, δ) (KOV15, heterogeneous closed form): the entry's bound with the smallest
+  single-round ε;
+* PLD: the entry's dominating pair with the smallest single-round ε (for pure ε0-DP
+  entries without a pair of their own: binary randomized response at ε0, which dominates
+  every ε0-DP mechanism); central events: dp_accounting's pessimistic PLD under
+  replace-one. The grid is common to all entries.
+
+A one-entry ledger of a shuffled protocol is exactly ``sd.epsilon(proto, delta, rounds)``
+(the same candidate loop). All entries are analysed under one neighbouring relation:
+replacement of one individual's record (``central.RELATION``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from . import composers as _composers
+from .central import RELATION, EventViews, describe_event, flatten_event
+from .errors import NotApplicableError
+from .protocols import Shuffle
+from .results import RdpCurve, _jsonable
+from .views import RdpView
+
+__all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """``rounds`` adaptive rounds of ``item`` (a ``Shuffle`` or an elementary dp_accounting event)."""
+
+    item: Any
+    rounds: int
+    label: str = ""
+
+    @property
+    def is_shuffle(self) -> bool:
+        return isinstance(self.item, Shuffle)
+
+    def describe(self) -> str:
+        s = self.item.describe() if self.is_shuffle else "central " + describe_event(self.item)
+        return f"{self.rounds} x {s}"
+
+
+@dataclass(frozen=True)
+class EntryShare:
+    """One entry's line in a ledger answer."""
+
+    label: str
+    rounds: int
+    bound: str           # the bound (or bounds, per order) whose view the winning composer used
+    share: float | None  # fraction of the winning composer's budget statistic (see share_basis)
+    valid_for: str
+
+    def to_dict(self) -> dict:
+        return _jsonable({"label": self.label, "rounds": self.rounds, "bound": self.bound,
+                          "share": self.share, "valid_for": self.valid_for})
+
+
+@dataclass(frozen=True)
+class LedgerResult:
+    """A ledger's answer: the tightest valid composed upper bound, and how it was reached."""
+
+    question: str
+    epsilon: float
+    delta: float
+    composition: str
+    kind: str
+    valid_for: str
+    relation: str
+    entries: tuple = ()                 # EntryShare per entry
+    composers: tuple = ()               # (name, value or None, reason or None, seconds)
+    share_basis: str = ""
+    details: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def rounds(self) -> int:
+        return sum(e.rounds for e in self.entries)
+
+    @property
+    def bound(self) -> str:
+        """The bounds whose views produced the answer, one per entry (joined by '+')."""
+        return "+".join(dict.fromkeys(e.bound for e in self.entries))
+
+    def __float__(self) -> float:
+        return float(self.epsilon if self.question == "epsilon" else self.delta)
+
+    def to_dict(self) -> dict:
+        return _jsonable({
+            "question": self.question, "epsilon": self.epsilon, "delta": self.delta,
+            "composition": self.composition, "kind": self.kind, "valid_for": self.valid_for,
+            "relation": self.relation, "share_basis": self.share_basis,
+            "entries": [e.to_dict() for e in self.entries],
+            "composers": [{"composer": n, "value": val, "reason": why, "seconds": s}
+                          for n, val, why, s in self.composers]})
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def table(self) -> str:
+        q = self.question
+        lines = [f"ledger of {len(self.entries)} entries, {self.rounds} rounds; relation: {self.relation}",
+                 f"answer: {q} = {self.epsilon if q == 'epsilon' else self.delta:.6g} at "
+                 f"{'delta' if q == 'epsilon' else 'epsilon'} = "
+                 f"{self.delta if q == 'epsilon' else self.epsilon:.6g} "
+                 f"({self.kind} bound, composition '{self.composition}')", "",
+                 "   composer  value         seconds  note"]
+        for n, val, why, s in self.composers:
+            mark = "*" if n == self.composition else " "
+            vs = f"{val:.6g}" if val is not None else "-"
+            lines.append(f"{mark}  {n:8s}  {vs:12s}  {s:7.3f}  {why or ''}")
+        lines += ["", f"   share    rounds  bound                           entry    (share of {self.share_basis or 'n/a'})"]
+        for e in self.entries:
+            sh = f"{100 * e.share:6.1f}%" if e.share is not None and math.isfinite(e.share) else "    - "
+            lines.append(f"   {sh}  {e.rounds:6d}  {e.bound[:30]:30s}  {e.label}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+# ------------------------------------------------------------------------------------------
+# Entry views for a mixed ledger
+# ------------------------------------------------------------------------------------------
+class _ShuffleEntryViews:
+    """Views of one round of a shuffled protocol, combined over its valid upper bounds."""
+
+    kind = "upper"
+
+    def __init__(self, proto, delta_ref: float):
+        from .accountant import applicable
+        ok, _ = applicable(proto)
+        self.proto = proto
+        self.bounds = [b for b in ok if b.kind == "upper" and b.default]
+        if not self.bounds:
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
+        self._views = {b.id: b.views(proto, derive_pld=True) for b in self.bounds}
+        self._rank = {}
+        for b in self.bounds:
+            try:
+                self._rank[b.id] = float(b.epsilon_one(proto, delta_ref)) if b.has_dp else math.inf
+            except (NotImplementedError, NotApplicableError, ArithmeticError, ValueError):
+                self._rank[b.id] = math.inf
+        self.source = None
+
+    def _best(self, attr, exclude_derived=False):
+        have = []
+        for b in self.bounds:
+            try:
+                vw = getattr(self._views[b.id], attr)
+            except (NotImplementedError, ArithmeticError):
+                vw = None
+            if vw is None or (exclude_derived and getattr(vw, "derived", False)):
+                continue
+            have.append((self._rank[b.id], b.id, vw))
+        if not have:
+            return None, None
+        r, bid, vw = min(have, key=lambda t: t[0])
+        return (vw, bid) if (attr != "dp" or math.isfinite(r)) else (None, None)
+
+    @property
+    def dp(self):
+        return self._best("dp")[0]
+
+    @property
+    def pld(self):
+        vw, _ = self._best("pld", exclude_derived=True)
+        return vw if vw is not None else self._best("pld")[0]
+
+    def bound_for(self, composer: str, order=None) -> str:
+        if composer == "rdp":
+            return ",".join(self.rdp_argmin(order)) if order is not None else "rdp-min"
+        if composer == "pld":
+            bid = self._best("pld", exclude_derived=True)[1] or self._best("pld")[1]
+            derived = bid and getattr(self._views[bid].pld, "derived", False)
+            return f"{bid} (RR pair at eps0)" if derived else str(bid)
+        return str(self._best("dp")[1])
+
+    def _rdp_bounds(self):
+        return [b for b in self.bounds if b.has_rdp]
+
+    def rdp_argmin(self, order):
+        o = np.array([max(2, int(round(order)))], dtype=np.int64)
+        best, who = math.inf, []
+        for b in self._rdp_bounds():
+            if o[0] > b.max_order(self.proto):
+                continue
+            val = float(b.rdp(self.proto, o)[0])
+            if val < best:
+                best, who = val, [b.id]
+        return who
+
+    @property
+    def rdp(self):
+        bs = self._rdp_bounds()
+        if not bs:
+            return None
+        p = self.proto
+        tops = {b.id: int(b.max_order(p)) for b in bs}
+
+        def curve(orders):
+            orders = np.asarray(orders, dtype=np.int64)
+            out = np.full(orders.shape, math.inf)
+            for b in bs:
+                m = orders <= tops[b.id]
+                if np.any(m):
+                    out[m] = np.minimum(out[m], np.asarray(b.rdp(p, orders[m]), dtype=float))
+            return out
+        grid = "sparse" if any(b.rdp_expensive for b in bs) else "dense"
+        return RdpView(curve, max(tops.values()), grid)
+
+    def valid_for(self) -> str:
+        # The narrowest class among the entry's bounds (fmt23's class ⊂ any ε0-LDP, ...).
+        return min((b.valid_for(self.proto) for b in self.bounds), key=len)
+
+    def valid_for_used(self, composer: str, order=None) -> str:
+        """The class the answer holds for: that of the bounds whose views were used."""
+        if composer == "rdp":
+            ids = self.rdp_argmin(order) if order is not None else [b.id for b in self._rdp_bounds()]
+        elif composer == "pld":
+            ids = [self._best("pld", exclude_derived=True)[1] or self._best("pld")[1]]
+        else:
+            ids = [self._best("dp")[1]]
+        by_id = {b.id: b for b in self.bounds}
+        vals = [by_id[i].valid_for(self.proto) for i in ids if i in by_id]
+        return " AND ".join(dict.fromkeys(vals)) if vals else self.valid_for()
+
+
+class _EventEntryViews(EventViews):
+    def bound_for(self, composer: str, order=None) -> str:
+        return f"dp_accounting:{self.source}"
+
+    def valid_for_used(self, composer: str, order=None) -> str:
+        return self.valid_for()
+
+
+class Accountant:
+    """A privacy ledger: ``compose`` entries, then ask ``epsilon`` / ``delta`` / ``rdp``.
+
+    Parameters
+    ----------
+    pld_discretization : float, optional
+        Grid of the PLD convolution when several entries are mixed (default 2e-4; the ε it
+        may cost is at most Σ rounds × grid, usually far less).
+    """
+
+    def __init__(self, *, pld_discretization: float | None = None, answer_only: bool = False):
+        self._entries: list[Entry] = []
+        #: True: skip lower bounds and estimates (they never change the answer; faster).
+        self.answer_only = bool(answer_only)
+        self.pld_discretization = (None if pld_discretization is None else
+                                   v.real("pld_discretization", pld_discretization,
+                                          lo=0.0, lo_open=True, hi=1.0))
+
+    # ----- building ------------------------------------------------------------------
+    def compose(self, item, rounds: int = 1, *, label: str | None = None) -> "Accountant":
+        """Add ``rounds`` adaptive rounds of ``item`` (a ``Shuffle`` or a dp_accounting event)."""
+        rounds = v.integer("rounds", rounds, lo=1)
+        if isinstance(item, Shuffle):
+            self._entries.append(Entry(item, rounds, label or item.describe()))
+            return self
+        if type(item).__module__.startswith("dp_accounting"):
+            for e, c in flatten_event(item, rounds):
+                self._entries.append(Entry(e, c, label or "central " + describe_event(e)))
+            return self
+        raise ValueError("item must be a Shuffle(...) or a dp_accounting DpEvent "
+                         f"(GaussianDpEvent, LaplaceDpEvent, PoissonSampledDpEvent, ...); got {item!r}")
+
+    @property
+    def entries(self) -> tuple:
+        return tuple(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # ----- questions -----------------------------------------------------------------
+    def epsilon(self, delta: float) -> LedgerResult:
+        """Smallest certified ε such that the whole ledger is (ε, δ)-DP (replace-one)."""
+        d = v.probability("delta", delta)
+        return self._ask("epsilon", d)
+
+    def delta(self, epsilon: float) -> LedgerResult:
+        """Smallest certified δ such that the whole ledger is (ε, δ)-DP (replace-one)."""
+        e = v.real("epsilon", epsilon, lo=0.0)
+        return self._ask("delta", e)
+
+    def _need_entries(self):
+        if not self._entries:
+            raise ValueError("the ledger is empty: call compose(protocol_or_event, rounds) first")
+
+    def _ask(self, question, x):
+        self._need_entries()
+        if len(self._entries) == 1 and self._entries[0].is_shuffle:
+            return self._one_shuffle(question, x)
+        R = sum(e.rounds for e in self._entries)
+        dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
+        views = []
+        for e in self._entries:
+            views.append(_ShuffleEntryViews(e.item, dref) if e.is_shuffle else _EventEntryViews(e.item))
+        parts = [(vw, e.rounds) for vw, e in zip(views, self._entries)]
+        rows, outs = [], []
+        order = sorted(_composers.all_composers(), key=lambda c: type(c).floor is not _composers.Composer.floor)
+        for c in order:
+            why = c.accepts(parts)
+            if why:
+                rows.append((c.name, None, why, 0.0))
+                continue
+            if outs and type(c).floor is not _composers.Composer.floor:
+                try:
+                    fl = c.floor(parts, x, question)
+                except (NotApplicableError, ArithmeticError, NotImplementedError):
+                    fl = None
+                beat = min(o.value for o in outs)
+                if fl is not None and fl * (1.0 - 1e-9) >= beat:
+                    rows.append((c.name, None, f"skipped: cannot beat {beat:.6g} (its value is at least {fl:.6g})", 0.0))
+                    continue
+            t0 = time.perf_counter()
+            try:
+                kw = {"discretization": self.pld_discretization} if self.pld_discretization else {}
+                o = (c.epsilon if question == "epsilon" else c.delta)(parts, x, **kw)
+            except (NotApplicableError, ArithmeticError, FloatingPointError, MemoryError,
+                    NotImplementedError) as exc:
+                rows.append((c.name, None, f"failed: {exc}", time.perf_counter() - t0))
+                continue
+            if o.kind != "upper" or not isinstance(o.value, float) or math.isnan(o.value):
+                rows.append((c.name, None, f"not an upper bound ({o.kind}, {o.value!r})",
+                             time.perf_counter() - t0))
+                continue
+            rows.append((c.name, o.value, None, time.perf_counter() - t0))
+            outs.append(o)
+        if not outs:
+            raise NotApplicableError("no composer accepts this ledger: " +
+                                     "; ".join(f"{n}: {w}" for n, _, w, _ in rows))
+        best = min(outs, key=lambda o: o.value)
+        shares = best.details.get("shares") or [None] * len(parts)
+        order = best.details.get("order") if best.composition == "rdp" else None
+        ents = tuple(EntryShare(e.label, e.rounds, vw.bound_for(best.composition, order), s,
+                                vw.valid_for_used(best.composition, order))
+                     for e, vw, s in zip(self._entries, views, shares))
+        valid = " AND ".join(dict.fromkeys(en.valid_for for en in ents))
+        eps, dlt = (best.value, x) if question == "epsilon" else (x, best.value)
+        return LedgerResult(question, eps, dlt, best.composition, "upper", valid, RELATION,
+                            ents, tuple(rows), best.details.get("share_basis", ""),
+                            dict(best.details))
+
+    def _one_shuffle(self, question, x):
+        from . import accountant as _acc
+        e = self._entries[0]
+        if self.answer_only:
+            r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True)
+        else:
+            r = (_acc.epsilon if question == "epsilon" else _acc.delta)(e.item, x, e.rounds)
+        ch = r.chosen
+        val = r.epsilon if question == "epsilon" else r.delta
+        routes = (ch.details.get("routes") if ch else None) or {r.composition: val}
+        rows = tuple((n, float(val), None, 0.0) for n, val in routes.items())
+        ent = (EntryShare(e.label, e.rounds, r.bound, 1.0, r.valid_for),)
+        return LedgerResult(question, r.epsilon, r.delta, r.composition, r.kind, r.valid_for,
+                            RELATION, ent, rows, "the only entry",
+                            {"result": r, "candidates": r.candidates})
+
+    def rdp(self, orders) -> RdpCurve:
+        """RDP curve of the whole ledger at ``orders`` (> 1): per entry the per-order minimum
+        over its valid upper bounds, times its rounds, summed over entries."""
+        self._need_entries()
+        lam = v.orders("orders", orders)
+        total = np.zeros(lam.shape)
+        per_entry = []
+        from . import accountant as _acc
+        for e in self._entries:
+            if e.is_shuffle:
+                c = _acc.rdp(e.item, lam, rounds=e.rounds)
+                vals, who = np.asarray(c.values, dtype=float), c.bound
+            else:
+                f = _rdp_curve_event(e.item)
+                if f is None:
+                    raise NotApplicableError(
+                        f"{type(e.item).__name__}: no RDP view under replace-one (dp_accounting's "
+                        "RDP accountant does not support this event under REPLACE_ONE)")
+                vals, who = e.rounds * _real_orders(f, lam), "dp_accounting:" + type(e.item).__name__
+            total = total + vals
+            per_entry.append({"label": e.label, "bound": who, "values": vals})
+        return RdpCurve(lam, total, "ledger", "upper",
+                        " AND ".join(dict.fromkeys(
+                            _ShuffleEntryViews.valid_for_static(e) for e in self._entries)),
+                        sum(e.rounds for e in self._entries),
+                        {"entries": per_entry, "relation": RELATION})
+
+    def to_dp_accounting(self, *, discretization: float = 1e-4):
+        """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
+        on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
+        self._need_entries()
+        from .composers.pld import compose_parts
+        R = sum(e.rounds for e in self._entries)
+        parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R)) if e.is_shuffle
+                   else _EventEntryViews(e.item)), e.rounds) for e in self._entries]
+        for vw, _ in parts:
+            if vw.pld is None:
+                raise NotApplicableError(f"{vw.bound_for('pld')}: no dominating pair (PLD view)")
+        return compose_parts(parts, v.real("discretization", discretization, lo=0.0,
+                                           lo_open=True, hi=1.0))[0]
+
+    # ----- state -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        from .ledger_io import ledger_to_dict
+        return ledger_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Accountant":
+        from .ledger_io import ledger_from_dict
+        return ledger_from_dict(d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def describe(self) -> str:
+        return "ledger: " + "; ".join(e.describe() for e in self._entries)
+
+    def __repr__(self):
+        return f"Accountant({len(self._entries)} entries: " + "; ".join(
+            e.describe() for e in self._entries) + ")"
+
+
+def _valid_for_static(e: Entry) -> str:
+    if e.is_shuffle:
+        from .accountant import applicable
+        ok, _ = applicable(e.item)
+        ups = [b for b in ok if b.kind == "upper" and b.default]
+        return min((b.valid_for(e.item) for b in ups), key=len) if ups else "none"
+    return describe_event(e.item) + " (central)"
+
+
+_ShuffleEntryViews.valid_for_static = staticmethod(_valid_for_static)
+
+
+def _rdp_curve_event(event):
+    from .central import _rdp_curve
+    return _rdp_curve(event)
+
+
+def _real_orders(f, lam):
+    """Event RDP at real orders: closed forms accept any real λ > 1."""
+    return np.asarray(f(np.asarray(lam, dtype=float).astype(np.float64).view(np.ndarray)),
+                      dtype=float)
+
+
+def to_dp_accounting(proto, rounds: int = 1, *, discretization: float = 1e-4):
+    """``rounds`` adaptive rounds of ``proto`` as a dp_accounting ``PrivacyLossDistribution``.
+
+    The PLD is that of the dominating pair of the protocol's tightest valid upper bound
+    that has one (``fmt23`` where it applies, else ``fmt20``; a pure ε0-DP protocol with no
+    pair: binary randomized response at ε0), both directions, losses rounded *up* to the
+    grid ``discretization`` (pessimistic: its δ(ε) is an upper bound; the rounding costs at
+    most ``rounds × discretization`` in ε) and truncated mass charged as infinite loss.
+    Neighbouring relation: replacement. Compose it with your own dp_accounting PLDs built
+    on the same grid (``value_discretization_interval``) and with
+    ``NeighboringRelation.REPLACE_ONE``; add ``composition.PLD_ABS_SLACK`` to any δ read
+    from it for the FFT's floating-point error.
+    """
+    if not isinstance(proto, Shuffle):
+        raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
+    return Accountant().compose(proto, rounds).to_dp_accounting(discretization=discretization)
