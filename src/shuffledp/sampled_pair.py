@@ -143,7 +143,7 @@ def _log_cdf_upper(N, q, k):
     full = k >= N
     mid = ~neg & ~full
     if np.any(mid):
-        val = special.bdtr(k[mid], N[mid], q)
+        val = special.bdtr(k[mid].astype(np.int64), N[mid].astype(np.int64), q)
         with np.errstate(divide="ignore"):
             out[mid] = np.minimum(0.0, np.log(val * (1.0 + _CDF_SLACK) + 1e-300))
     out[neg] = -np.inf
