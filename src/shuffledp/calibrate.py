@@ -88,11 +88,12 @@ def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):
     return lo if want == "largest" else hi
 
 
-def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
+def eps0(n, epsilon, delta, rounds=1, *, k=None, sampling=None, tol=1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
-    randomized response (which unlocks the stronger clone bound).
+    randomized response (which unlocks the stronger clone bound). ``sampling``:
+    ``CheckIn(rate)`` or ``WithoutReplacement(size)`` per round (the sampled bounds apply).
     """
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
@@ -101,7 +102,8 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, tol=1e-5) -> Calibration:
     tol = v.real("tol", tol, lo=1e-12, hi=0.1)
 
     def proto(e0):
-        return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n)
+        return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n,
+                       sampling=sampling)
 
     def eps_at(e0):
         return _best(proto(e0), d, T).epsilon
@@ -312,7 +314,7 @@ def add_cli(sub, protocol_args, num, int_like):
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
         if a.what == "eps0":
-            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k)
+            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k, sampling=sampling)
         elif a.what == "sigma":
             c = sigma(a.n, a.epsilon, a.delta, a.rounds, sampling=sampling)
         else:
