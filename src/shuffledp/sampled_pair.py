@@ -150,7 +150,7 @@ def _log_cdf_upper(N, q, k):
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def hidden_cells(hp: HiddenPair, budget: int = ATOM_BUDGET) -> Cells:
     """The dominating cells of ``hp`` (see the module docstring)."""
     if hp.size is not None:
@@ -296,7 +296,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float) -> float:
 # ----------------------------------------------------------------------------------------
 # Atoms: PLD and RDP
 # ----------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)
 def _atoms(hp: HiddenPair, budget: int = ATOM_BUDGET):
     """(logp, logq, tail per cell, largest loss per cell): atoms of the dominating pair;
     the tails are the P-mass of each cell left out of its x window (Hoeffding)."""
