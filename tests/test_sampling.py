@@ -359,3 +359,20 @@ def test_trimmed_sampled_small_setting_beats_unsampled():
     a = sd.epsilon(proto, 1e-5, 50, bound="trimmed-clone-sampled").epsilon
     b = sd.epsilon(proto, 1e-5, 50, bound="trimmed-clone").epsilon
     assert a < b
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=25, deadline=None)
+@given(e0=st.floats(0.2, 4.0), n=st.integers(2, 40), g1=st.floats(0.01, 1.0),
+       g2=st.floats(0.01, 1.0), eps=st.floats(0.0, 2.0))
+def test_hidden_pair_monotone_in_rate(e0, n, g1, g2, eps):
+    """Check-in at a smaller rate is a thinning (post-processing) of the larger one."""
+    lo, hi = sorted((g1, g2))
+    p, al = math.exp(-e0), float(special.expit(e0))
+    a = sp.hidden_delta(sp.hidden_pair(n, p, al, p, rate=lo), eps)
+    b = sp.hidden_delta(sp.hidden_pair(n, p, al, p, rate=hi), eps)
+    full = cp.pair_delta(cp.ClonePair(n, p, al, 1 - al), eps)
+    assert a <= b * (1 + 1e-9) + 1e-15
+    assert b <= full * (1 + 1e-9) + 1e-15
