@@ -186,6 +186,8 @@ def _checkin_exact(hp: HiddenPair) -> Cells:
 
 
 def _block_width(n_s, bins, s_mean, budget):
+    if budget is None:                 # δ(ε) only: no atoms, every s its own cell
+        return 1
     per = (2.0 * _X_SDS * 0.5 * math.sqrt(max(s_mean, 1.0)) + 10.0) * bins
     return max(1, int(math.ceil(n_s * per / budget)))
 
@@ -257,6 +259,8 @@ def _checkin_binned(hp: HiddenPair, budget: int) -> Cells:
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
     alpha = _alpha_eff(hp, s[ends][:, None], edges)
     c = np.broadcast_to((s[starts] - 1)[:, None], wj.shape)
+    # Bin-major order: within a bin the slices run over consecutive c (fast δ kernel).
+    wj, alpha, c = wj.T, alpha.T, c.T
     live = wj > 0
     return Cells(c[live].astype(np.int64), alpha[live].astype(float), wj[live], zero, worst,
                  False)
@@ -271,14 +275,25 @@ def hidden_delta(hp: HiddenPair, eps: float) -> float:
     Not including the trimming charge 1 − c_γ (callers add it).
     """
     eps = float(eps)
-    cl = hidden_cells(hp)
-    h, err = conditional_hockey(cl.c, cl.alpha, eps, with_error=True)
+    cl = hidden_cells(hp, None)
+    h, err = _hockey_runs(cl.c, cl.alpha, eps)
     total = float(np.dot(cl.w, h + err))
     if cl.worst > 0:
         hw, ew = conditional_hockey(np.array([0]), np.array([hp.alpha]), eps, with_error=True)
         total += cl.worst * float(hw[0] + ew[0])
     # Weights carry ~1e-15 relative error each (log-pmf and products).
     return float(round_up(total * (1.0 + 1e-12) + _ABS_SLACK))
+
+
+def _hockey_runs(c, alpha, eps):
+    """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence)."""
+    h = np.empty(c.shape)
+    err = np.empty(c.shape)
+    cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        if b > a:
+            h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True)
+    return h, err
 
 
 def hidden_epsilon(hp: HiddenPair, delta: float) -> float:
@@ -289,8 +304,16 @@ def hidden_epsilon(hp: HiddenPair, delta: float) -> float:
         return 0.0
     if hidden_delta(hp, hi) > delta:
         return hi
-    return float(bisect_certified(lambda e: hidden_delta(hp, e) <= delta, 0.0, hi,
-                                  want="smallest", xtol=1e-12, rtol=1e-10))
+    # Shrink the bracket geometrically first (answers are often 1e-3 of log(α/(1 − α))).
+    lo = 0.0
+    while hi > 1e-9:
+        if hidden_delta(hp, hi / 8) <= delta:
+            hi /= 8
+        else:
+            lo = hi / 8
+            break
+    return float(bisect_certified(lambda e: hidden_delta(hp, e) <= delta, lo, hi,
+                                  want="smallest", xtol=1e-12, rtol=1e-8))
 
 
 # ----------------------------------------------------------------------------------------
