@@ -364,8 +364,8 @@ def test_trimmed_sampled_small_setting_beats_unsampled():
 from hypothesis import given, settings, strategies as st
 
 
-@settings(max_examples=25, deadline=None)
-@given(e0=st.floats(0.2, 4.0), n=st.integers(2, 40), g1=st.floats(0.01, 1.0),
+@settings(max_examples=15, deadline=None)
+@given(e0=st.floats(0.2, 4.0), n=st.integers(2, 30), g1=st.floats(0.01, 1.0),
        g2=st.floats(0.01, 1.0), eps=st.floats(0.0, 2.0))
 def test_hidden_pair_monotone_in_rate(e0, n, g1, g2, eps):
     """Check-in at a smaller rate is a thinning (post-processing) of the larger one."""
@@ -376,3 +376,12 @@ def test_hidden_pair_monotone_in_rate(e0, n, g1, g2, eps):
     full = cp.pair_delta(cp.ClonePair(n, p, al, 1 - al), eps)
     assert a <= b * (1 + 1e-9) + 1e-15
     assert b <= full * (1 + 1e-9) + 1e-15
+
+
+def test_calibrate_eps0_with_sampling():
+    n, target = 1500, 0.5
+    c = sd.calibrate.eps0(n, target, 1e-6, sampling=sd.CheckIn(0.3), tol=1e-3)
+    assert c.epsilon <= target and c.epsilon >= target * (1 - 1e-3)
+    assert c.protocol.sampling == sd.CheckIn(0.3)
+    full = sd.calibrate.eps0(n, target, 1e-6, tol=1e-3)
+    assert c.value > full.value                    # sampling buys a larger eps0
