@@ -24,10 +24,10 @@ def show(label, proto, delta, rounds, **kw):
 
 def main():
     g = sd.Shuffle(sd.Gaussian(5.0), 60_000, sampling=sd.CheckIn(0.1))
-    show("FL seed (sigma 5, n 60000, CheckIn(0.1), T 5540, 1e-5), trimmed-clone-sampled only",
+    show("FL setting (sigma 5, n 60000, CheckIn(0.1), T 5540, 1e-5), trimmed-clone-sampled only",
          g, 1e-5, 5540, bound="trimmed-clone-sampled")
-    show("FL seed, whole accountant", g, 1e-5, 5540)
-    show("gaussian-unamplified, CheckIn(0.1), FL seed", g, 1e-5, 5540,
+    show("FL setting, whole accountant", g, 1e-5, 5540)
+    show("gaussian-unamplified, CheckIn(0.1), FL setting", g, 1e-5, 5540,
          bound="gaussian-unamplified")
     show("Gaussian(5) n 6000 unsampled T 5540 1e-5", sd.Shuffle(sd.Gaussian(5.0), 6000), 1e-5,
          5540, bound="trimmed-clone")
