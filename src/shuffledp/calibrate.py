@@ -278,13 +278,15 @@ def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
 
 
 
-def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, tol=1e-5) -> Calibration:
+def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None, tol=1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
     randomized response (which unlocks the stronger clone bound). ``mechanism``: a
     randomizer family given by one member, e.g. ``OUE(1.0, d=1000)`` — its ε0 is the
     parameter calibrated, everything else (d, k) is kept; the blanket bound then applies.
+    ``sampling``: ``CheckIn(rate)`` or ``WithoutReplacement(size)`` per round (the sampled
+    bounds apply).
     """
     if mechanism is not None:
         if k is not None:
@@ -298,8 +300,9 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, tol=1e-5) -> Ca
 
     def proto(e0):
         if mechanism is not None:
-            return Shuffle(_family(mechanism, e0), n)
-        return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n)
+            return Shuffle(_family(mechanism, e0), n, sampling=sampling)
+        return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n,
+                       sampling=sampling)
 
     def eps_at(e0):
         return _best(proto(e0), d, T).epsilon
@@ -467,7 +470,7 @@ def add_cli(sub, protocol_args, num, int_like):
             raise ValueError(f"--n is required for calibrate {a.what}")
         if a.what == "eps0":
             fam = None if a.mechanism in ("ldp", None) else mechanism_from_spec(a.mechanism, 1.0)
-            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k, mechanism=fam)
+            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k, mechanism=fam, sampling=sampling)
         elif a.what == "sigma":
             c = sigma(a.n, a.epsilon, a.delta, a.rounds, sampling=sampling)
         else:

@@ -200,6 +200,12 @@ GAUSSIAN_NOTE = ("note: 'upper' rows hold for every pair of neighbouring dataset
                  "(an estimate, not a guarantee; docs/bounds.md).")
 
 
+SAMPLING_NOTE = ("note: sampled rounds assume the server sees the participants' shuffled "
+                 "reports and their number, not who took part (docs/bounds.md, 'Sampled "
+                 "rounds'); central baselines assume a trusted server and add/remove "
+                 "adjacency.")
+
+
 def _gaussian_baselines(proto, a):
     """Central Poisson-subsampled Gaussian ε (dp_accounting) beside a shuffled Gaussian.
 
@@ -235,6 +241,8 @@ def _run(a) -> int:
             print(r.table())
             if isinstance(proto.mechanism, Gaussian):
                 print(GAUSSIAN_NOTE)
+            if proto.sampling is not None:
+                print(SAMPLING_NOTE)
             if base is not None:
                 print(f"central baselines at delta = {base['delta']:g} (trusted server, no "
                       f"shuffler; {base['source']}): RDP epsilon = {base['rdp']:.4g}, "

@@ -391,18 +391,27 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
                 doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
                           [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for] for c in r.candidates])
                 doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}'). "
-                      "Estimate rows (homogeneous-pair analysis) are not guarantees: the "
-                      "homogeneous pair is not the worst case in dimension >= 2.")
+                      "Valid amplified bound: it assumes the server sees the participants' "
+                      "shuffled reports and their number, not who took part, and covers any "
+                      "pair of datasets differing in one user's vector (replacement).")
+                est = [c for c in r.candidates if c.kind == "estimate"]
+                if est:
+                    doc.p(f"Estimate: epsilon = {_fmt(min(c.epsilon for c in est))} "
+                          f"('{est[0].bound}'): it assumes all other users hold the same "
+                          "vector (the homogeneous pair), which is not the worst case in "
+                          "dimension >= 2, so it is not a guarantee.")
                 write_csv([c.to_dict() for c in r.candidates], os.path.join(out, "gaussian.csv"),
                           ["bound", "kind", "epsilon", "delta", "composition", "valid_for", "seconds"])
             except (NotApplicableError, ValueError) as exc:
                 doc.p(f"No bound available for this protocol yet: {exc}")
             try:
                 from .baselines import central_baselines
-                b = central_baselines(g["checkin"], g["sigma"], g["rounds"], 1.0 / g["n"])
-                doc.p("Central (trusted server, no shuffling) Poisson-subsampled Gaussian "
-                      f"baselines via dp_accounting at delta = 1/n: RDP accountant epsilon = "
-                      f"{b['rdp']:.4g}, PLD accountant epsilon = {b['pld']:.4g} (upper bounds).")
+                b = central_baselines(g["checkin"], g["sigma"], g["rounds"], g["delta"])
+                doc.p("Central baselines (Poisson-subsampled Gaussian via dp_accounting, at "
+                      f"the same delta): RDP accountant epsilon = {b['rdp']:.4g}, PLD "
+                      f"accountant epsilon = {b['pld']:.4g}. They assume a trusted server "
+                      "that adds noise once to the sum and add/remove adjacency, so they "
+                      "answer a different question.")
             except Exception:  # optional extra; its absence is not an error
                 pass
             bar.update(note="gaussian")

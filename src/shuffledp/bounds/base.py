@@ -139,7 +139,15 @@ class Bound:
             return "sparse"
         return "dense" if self.kind == "upper" else "coarse"
 
+    def _own_pld(self, route: str) -> bool:
+        # A bound that overrides ``_pld_route`` (its own loss grid sized to the composed
+        # range, extra details) answers a one-entry PLD question itself; in a mixed ledger
+        # the pld composer uses the same ``pld_atoms`` on the ledger's common grid.
+        return route == "pld" and type(self)._pld_route is not Bound._pld_route
+
     def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
+        if self._own_pld(route):
+            return self._pld_route(proto, rounds, delta, "epsilon")
         return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
 
     # Helpers kept for bounds written against the earlier route methods (same behaviour,
@@ -157,6 +165,8 @@ class Bound:
         return _eps_max(self.views(proto).dp)
 
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
+        if self._own_pld(route):
+            return self._pld_route(proto, rounds, eps, "delta")
         return _composers.get(route).delta([(self.views(proto), rounds)], eps)
 
     def _pick(self, outcomes: list[Outcome]) -> Outcome:

@@ -437,17 +437,10 @@ class Blanket(Bound):
         if route == "none":
             e, det = blanket_epsilon(proto, float(delta))
             return Outcome(e, "upper", "none", det)
-        if route == "pld":
-            # One entry: this bound's own loss grid (sized to the composed loss range) and
-            # its curve-spacing details; inside a mixed ledger the pld composer uses the
-            # same atoms on the ledger's common grid.
-            return self._pld_route(proto, rounds, delta, "epsilon")
         return super().epsilon_route(proto, delta, rounds, route)
 
     def delta_route(self, proto, eps, rounds, route):
         if route == "none":
             d, det = blanket_delta(proto, float(eps))
             return Outcome(d, "upper", "none", det)
-        if route == "pld":
-            return self._pld_route(proto, rounds, eps, "delta")
         return super().delta_route(proto, eps, rounds, route)

@@ -61,7 +61,10 @@ class OutsideCondition(NotApplicableError, ArithmeticError):
 
 
 def _clone_check(proto):
-    return ldp_reason(proto) or no_sampling_reason(proto)
+    # A sampled round is a post-processing of the round with all n users reporting (keep
+    # each shuffled report w.p. γ, or a uniform m of them), so these upper bounds at n
+    # hold for sampled protocols too; the hidden-⊥ pairs (bounds/sampled.py) add the gain.
+    return ldp_reason(proto)
 
 
 # ----------------------------------------------------------------------------------------
@@ -398,7 +401,8 @@ class KrrLower(Bound):
     reference = (FMT23_REF + ", Sec. 5 (2RR/3RR lower bounds, Fig. 1); spec/clones.md §5 [D]")
 
     def check(self, proto):
-        r = _clone_check(proto)
+        # A lower bound for all users reporting is not one for a sampled round.
+        r = _clone_check(proto) or no_sampling_reason(proto)
         if r:
             return r
         if not isinstance(proto.mechanism, RandomizedResponse):

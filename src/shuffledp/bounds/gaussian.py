@@ -143,16 +143,32 @@ class GaussianUnamplified(Bound):
         return gaussian_reason(proto)
 
     def valid_for(self, proto):
+        if proto.sampling is not None:
+            return ("any inputs of l2 diameter <= 1, any dimension (no shuffle amplification; "
+                    "per round the take-part-or-not mixture, or the exact Gaussian over T)")
         return "any inputs of l2 diameter <= 1, any dimension (no amplification used)"
 
     def rdp(self, proto, orders):
-        return round_up(K.gaussian_rdp(proto.mechanism.sigma, orders))
+        # Sampled: "take part w.p. γ or send nothing" mixture (bounds/sampled.py).
+        from .sampled import mixture_rdp, participation
+        lam = np.asarray(orders, dtype=float)
+        return round_up(mixture_rdp(participation(proto), lam,
+                                    K.gaussian_rdp(proto.mechanism.sigma, orders)))
 
     def delta_one(self, proto, eps):
-        return K.gaussian_delta(proto.mechanism.sigma, eps)
+        from .sampled import participation
+        g = participation(proto)
+        d = K.gaussian_delta(proto.mechanism.sigma, eps)
+        return d if g >= 1.0 else float(round_up(g * d))
 
     def epsilon_one(self, proto, delta):
-        return K.gaussian_epsilon(proto.mechanism.sigma, delta)
+        from .sampled import participation
+        g = participation(proto)
+        if g >= 1.0:
+            return K.gaussian_epsilon(proto.mechanism.sigma, delta)
+        if delta / g >= K.gaussian_delta(proto.mechanism.sigma, 0.0):
+            return 0.0
+        return K.gaussian_epsilon(proto.mechanism.sigma, delta / g)
 
     def eps_hi(self, proto):
         return K.gaussian_eps_hi(proto.mechanism.sigma, 1e-300)

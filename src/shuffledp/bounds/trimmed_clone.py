@@ -7,23 +7,27 @@ adaptive rounds. It needs only the randomizer's (ε0, δ0) curve — the Gaussia
 exact analytic one (Balle & Wang 2018) — so it holds in any dimension.
 
 * one round: smallest ε with H_pair(ε) ≤ δ − n·δ0, minimised over ε0;
-* T rounds: the pair's RDP × T converted at δ − (1 − c^T), minimised over ε0. (ε, δ)
-  points are never composed.
+* T rounds: the pair's RDP × T converted at δ − (1 − c^T), minimised over ε0; and the
+  pair's PLD (``clone_pair.pair_pld_atoms``) composed T times at δ − (1 − c^T), at the ε0
+  the RDP search chose. (ε, δ) points are never composed.
 
 Any ε0 gives a valid bound, so the ε0 search only needs to be good, not exact.
-Sampling: the lemma is for a round in which all n users report; sampled protocols are
-refused (gaussian-unamplified still applies to them).
+Sampling: a sampled round is a post-processing of the round with all n users reporting,
+so the bound at n holds for sampled protocols too; ``trimmed-clone-sampled`` (bounds/
+sampled.py) adds the subsampling gain.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from .. import gaussian_rdp as G
+from .. import composition as _comp
 from .. import conversions as _rdp
-from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_rdp
+from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
 from ..numerics import round_up
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
@@ -93,6 +97,7 @@ def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
+@functools.lru_cache(maxsize=32)
 def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> tuple[float, dict]:
     def f(e0):
         pair, c = trimmed_pair(n, sigma, e0)
@@ -125,9 +130,6 @@ class TrimmedClone(Bound):
         r = gaussian_reason(proto)
         if r:
             return r
-        if proto.sampling is not None:
-            return ("the trimmed-clone lemma is for a round in which all n users report; "
-                    "sampled protocols are not analysed (gaussian-unamplified applies)")
         if proto.n < 2:
             return "needs n >= 2 users (with n = 1 there is nothing to hide among)"
         return None
@@ -137,30 +139,62 @@ class TrimmedClone(Bound):
 
 
     def routes(self, rounds):
-        return ["none"] if rounds == 1 else ["rdp"]
+        if rounds == 1:
+            return ["none"]
+        return ["rdp", "pld"] if _comp.pld_unavailable_reason() is None else ["rdp"]
 
     def epsilon_route(self, proto, delta, rounds, route):
         s = proto.mechanism.sigma
         if rounds == 1:
             v, det = trimmed_epsilon_one(proto.n, s, delta)
             return Outcome(float(round_up(v)), "upper", "none", det)
-        v, det = trimmed_epsilon_rounds(proto.n, s, delta, rounds)
+        v, det = trimmed_epsilon_rounds(int(proto.n), float(s), float(delta), int(rounds))
+        if route == "pld":
+            return self._pld_epsilon(proto, delta, rounds, det["eps0"])
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
+    def _pld_epsilon(self, proto, delta, rounds, e0):
+        from .sampled import pld_discretization
+        pair, c = trimmed_pair(proto.n, proto.mechanism.sigma, e0)
+        charge = -math.expm1(rounds * math.log(c))
+        rest = delta - charge * (1 + 1e-12)
+        det = {"eps0": e0, "delta0": G.gaussian_delta(proto.mechanism.sigma, e0),
+               "note": "pair PLD composed T times (eps0 from the RDP search), charge 1 - c^T"}
+        if rest <= 0:
+            return Outcome(math.inf, "upper", "pld", det)
+        logp, logq, tail = pair_pld_atoms(pair)
+        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
+                                   discretization=pld_discretization(rounds))
+        det.update(d)
+        return Outcome(float(round_up(val)), "upper", "pld", det)
+
     def delta_route(self, proto, eps, rounds, route):
-        n, s = proto.n, proto.mechanism.sigma
-
-        def f(e0):
+        n, s = int(proto.n), float(proto.mechanism.sigma)
+        val, e0 = _trimmed_delta_rdp(n, s, float(eps), int(rounds))
+        if route == "pld":
+            from .sampled import pld_discretization
             pair, c = trimmed_pair(n, s, e0)
-            if pair is None:
-                return 1.0
-            if rounds == 1:
-                return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
-            conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096,
-                                        coarse="sparse")
-            return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
-
-        lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))
-        val, e0 = _golden(f, lo, hi, iters=12 if rounds == 1 else 8)
+            logp, logq, tail = pair_pld_atoms(pair)
+            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
+                                   discretization=pld_discretization(rounds))
+            val = min(1.0, v + (-math.expm1(rounds * math.log(c))))
+            return Outcome(float(round_up(val)), "upper", "pld",
+                           dict(d, eps0=e0, delta0=G.gaussian_delta(s, e0)))
         return Outcome(float(round_up(val)), "upper", "none" if rounds == 1 else "rdp",
                        {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
+
+
+@functools.lru_cache(maxsize=32)
+def _trimmed_delta_rdp(n, s, eps, rounds):
+    def f(e0):
+        pair, c = trimmed_pair(n, s, e0)
+        if pair is None:
+            return 1.0
+        if rounds == 1:
+            return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
+        conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096,
+                                 coarse="sparse")
+        return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
+
+    lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))
+    return _golden(f, lo, hi, iters=12 if rounds == 1 else 8)

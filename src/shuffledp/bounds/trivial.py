@@ -4,6 +4,11 @@ The shuffled output is ε0-DP, hence (λ, min(ε0, λ ε0²/2))-RDP (pure DP ⇒
 Bun & Steinke 2016, Prop. 1.4) — spec/README.md "Contract every bound obeys". Its (ε, δ)
 curve is the binary randomized-response curve δ(ε) = (e^ε0 − e^ε)/(e^ε0 + 1), which
 dominates every ε0-DP pair (Kairouz, Oh, Viswanath 2015).
+
+Sampled rounds: a user who takes part with probability γ (m/n without replacement) and
+otherwise sends nothing is, on its own, the mixture (1 − γ)⊥ + γR(x) with ⊥ the same under
+both datasets: RDP log(1 − γ + γ e^{(λ−1)ε(λ)})/(λ − 1) and δ(ε) = γ·δ_R(ε) (docs/bounds.md,
+"Sampled rounds"); the rest of the protocol is post-processing.
 """
 
 from __future__ import annotations
@@ -34,19 +39,22 @@ class Trivial(Bound):
         return "any eps0-LDP randomizer"
 
     def rdp(self, proto, orders):
+        from .sampled import mixture_rdp, participation
         e0 = proto.eps0
         lam = np.asarray(orders, dtype=float)
-        return round_up(np.minimum(e0, lam * e0 * e0 / 2.0))
+        return round_up(mixture_rdp(participation(proto), lam, np.minimum(e0, lam * e0 * e0 / 2.0)))
 
     def delta_one(self, proto, eps):
+        from .sampled import participation
         e0 = proto.eps0
         if eps >= e0:
             return 0.0
-        return float(round_up(-math.expm1(eps - e0) * special.expit(e0)))
+        return float(round_up(participation(proto) * -math.expm1(eps - e0) * special.expit(e0)))
 
     def epsilon_one(self, proto, delta):
+        from .sampled import participation
         e0 = proto.eps0
-        s = float(special.expit(e0))
+        s = float(special.expit(e0)) * participation(proto)
         if delta >= s:
             return 0.0
         return max(0.0, e0 + math.log1p(-delta / s))

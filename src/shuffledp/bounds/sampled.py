@@ -1,0 +1,340 @@
+r"""Sampled rounds: the hidden-⊥ clone pair (``*-sampled`` bounds) and the mixture helper.
+
+For ``Shuffle(mech, n, sampling=CheckIn(γ) | WithoutReplacement(m))`` the server sees the
+participants' shuffled reports and their number, not who took part. Two families of valid
+bounds apply (derivations in docs/bounds.md, "Sampled rounds"):
+
+* every bound for all n users reporting (post-processing: keep each shuffled report with
+  probability γ, or a uniform m of them) — the unsampled bounds themselves accept sampled
+  protocols;
+* the hidden-⊥ clone pair (``shuffledp.sampled_pair``): a user who does not take part
+  outputs ⊥, common to everyone and dropped from the release, so the victim's absence is
+  hidden among the others'. Built on the clone decompositions of Feldman, McMillan,
+  Talwar (arXiv:2012.12803, Lemma 3.3: ``fmt20-sampled``; arXiv:2208.04591v3 Thm 3.1 with
+  its errata, class S(ε0): ``fmt23-sampled``; a given matrix's p_R: ``clone-specific-sampled``)
+  and, for the Gaussian, on the trimmed victim of ``trimmed-clone``
+  (``trimmed-clone-sampled``: per-round charge γ·n·δ0, m·δ0 without replacement).
+
+Each ``*-sampled`` RDP view is the per-order minimum of the hidden pair and the unsampled
+pair at n (both valid for the same protocol).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import replace
+
+import numpy as np
+from scipy import special
+
+from .. import clone_pair as cp
+from .. import composition as _comp
+from .. import conversions as _rdp
+from .. import gaussian_rdp as G
+from .. import sampled_pair as sp
+from ..numerics import round_up
+from ..protocols import CheckIn, WithoutReplacement
+from .base import Bound, Outcome, get, register
+
+__all__ = ["participation", "mixture_rdp", "trimmed_hidden", "pld_discretization"]
+
+PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
+                      "not who took part")
+
+
+def participation(proto) -> float:
+    """Probability that the victim takes part in a round (γ, or m/n without replacement)."""
+    s = proto.sampling
+    if s is None:
+        return 1.0
+    if isinstance(s, CheckIn):
+        return float(s.rate)
+    return s.size / proto.n
+
+
+def _rate_size(proto):
+    s = proto.sampling
+    return (float(s.rate), None) if isinstance(s, CheckIn) else (None, int(s.size))
+
+
+def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
+    """RDP of "take part w.p. γ, else send nothing" for a mechanism with RDP ε(λ).
+
+    ⊥ is an atom private to the victim, the same under both datasets, so
+    E_Q[(P/Q)^λ] = 1 − γ + γ e^{(λ−1)ε(λ)} (valid without any shuffle; replacement
+    adjacency). Computed as log1p(γ·expm1(x))/(λ − 1), or in log form for large x.
+    """
+    lam = np.asarray(lam, dtype=float)
+    x = (lam - 1.0) * np.asarray(eps_lam, dtype=float)
+    if gamma >= 1.0:
+        return np.asarray(eps_lam, dtype=float)
+    small = x < 30.0
+    out = np.empty(x.shape)
+    out[small] = np.log1p(gamma * np.expm1(x[small]))
+    xb = x[~small]
+    out[~small] = xb + math.log(gamma) + np.log1p((1.0 - gamma) / gamma * np.exp(-xb))
+    return out / (lam - 1.0)
+
+
+def pld_discretization(rounds: int) -> float:
+    """Loss grid for the hidden pair's PLD: ≤ 1e-5 (per-round losses are small; a 1e-4
+    grid drifts by T·1e-4), never finer than 1e-5 past 100 rounds (cost)."""
+    return min(1e-4, max(1e-5, 1e-3 / rounds))
+
+
+class _HiddenBound(Bound):
+    """Hidden-⊥ pair of an unsampled clone bound (``base_id``)."""
+
+    kind = "upper"
+    has_dp = True
+    has_rdp = True
+    rdp_expensive = True
+    base_id = ""
+
+    def _base(self):
+        return get(self.base_id)
+
+    def check(self, proto):
+        if proto.sampling is None:
+            return (f"this bound is for sampled rounds (CheckIn or WithoutReplacement); with "
+                    f"every user reporting use {self.base_id}")
+        return self._base().check(replace(proto, sampling=None))
+
+    def valid_for(self, proto):
+        return (self._base().valid_for(replace(proto, sampling=None))
+                + "; " + PARTICIPATION_NOTE)
+
+    def base_pair(self, proto) -> cp.ClonePair:
+        return self._base().pair(replace(proto, sampling=None))
+
+    def hidden(self, proto) -> sp.HiddenPair:
+        pair = self.base_pair(proto)
+        rate, size = _rate_size(proto)
+        return _hidden(pair.n, pair.p, pair.alpha, rate, size)
+
+    def delta_one(self, proto, eps):
+        return sp.hidden_delta(self.hidden(proto), float(eps))
+
+    def epsilon_one(self, proto, delta):
+        return sp.hidden_epsilon(self.hidden(proto), float(delta))
+
+    def eps_hi(self, proto):
+        return self.hidden(proto).log_ratio
+
+    def rdp(self, proto, orders):
+        orders = np.asarray(orders, dtype=np.int64)
+        own = sp.hidden_rdp(self.hidden(proto), orders)
+        # §0: the unsampled pair at n is valid for the sampled protocol too (per order).
+        return np.minimum(own, cp.pair_rdp(self.base_pair(proto), orders))
+
+    def max_order(self, proto):
+        return sp.max_order(self.hidden(proto))
+
+    def pld_atoms(self, proto):
+        return sp.hidden_pld_atoms(self.hidden(proto))
+
+    def _pld_route(self, proto, rounds, x, question):
+        logp, logq, tail = self.pld_atoms(proto)
+        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail),
+                      discretization=pld_discretization(rounds))
+        return Outcome(float(val), "upper", "pld", det)
+
+    def routes(self, rounds):
+        r = super().routes(rounds)
+        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else r
+
+
+@functools.lru_cache(maxsize=64)
+def _hidden(n, p, alpha, rate, size):
+    return sp.hidden_pair(n, p, alpha, p, rate=rate, size=size)
+
+
+@register
+class FMT20Sampled(_HiddenBound):
+    id = "fmt20-sampled"
+    base_id = "fmt20"
+    title = "FMT20 clone pair with hidden non-participation (sampled rounds)"
+    reference = ("Feldman, McMillan, Talwar, arXiv:2012.12803, Lemma 3.3, with the "
+                 "non-participants' common output hidden (derived here; docs/bounds.md)")
+
+
+@register
+class FMT23Sampled(_HiddenBound):
+    id = "fmt23-sampled"
+    base_id = "fmt23"
+    title = "FMT23 stronger clone pair with hidden non-participation (restricted class)"
+    reference = ("Feldman, McMillan, Talwar, arXiv:2208.04591v3, Thm 3.1 with the errata "
+                 "(class S(eps0)), non-participation hidden (derived here; docs/bounds.md)")
+
+
+@register
+class CloneSpecificSampled(_HiddenBound):
+    id = "clone-specific-sampled"
+    base_id = "clone-specific"
+    title = "This randomizer's clone pair with hidden non-participation"
+    reference = ("Feldman, McMillan, Talwar, arXiv:2208.04591v3 (Lemma 7.3 idea), p_R of "
+                 "the matrix, non-participation hidden (derived here; docs/bounds.md)")
+
+
+# ----------------------------------------------------------------------------------------
+# Gaussian: the trimmed victim with hidden non-participation
+# ----------------------------------------------------------------------------------------
+def trimmed_hidden(n: int, sigma: float, eps0: float, rate=None, size=None, budget=None):
+    """(hidden pair, c_γ) of the trimmed Gaussian at ε0, or (None, c_γ) when invalid.
+
+    c = 1 − n·δ0 (trimming against all n + 1 inputs), ε0' = ε0 − log c, α = e^ε0'/(1 + e^ε0'),
+    p = e^−ε0·c, κ = e^−ε0, c_γ = 1 − γ n δ0 (check-in) or 1 − m δ0 (without replacement).
+    """
+    d0 = G.gaussian_delta(sigma, eps0)
+    c = 1.0 - n * d0
+    part = size if size is not None else rate * n
+    cg = 1.0 - part * d0
+    if c <= 0 or cg <= 0:
+        return None, cg
+    alpha = float(special.expit(eps0 - math.log(c)))
+    if not alpha < 1.0:
+        return None, cg
+    hp = sp.hidden_pair(n, math.exp(-eps0) * c, alpha, math.exp(-eps0), rate=rate,
+                        size=size, c_gamma=cg)
+    return hp, cg
+
+
+#: Atom budget while searching ε0 (any ε0 is valid; the final ε0 is evaluated in full).
+_SEARCH_BUDGET = 80_000
+_SEARCH_ORDERS = np.unique(np.round(np.geomspace(2, 512, 40)).astype(np.int64))
+
+
+def _golden(f, lo, hi, iters):
+    from .trimmed_clone import _golden as g
+    return g(f, lo, hi, iters=iters)
+
+
+@functools.lru_cache(maxsize=64)
+def _best_eps0(n, sigma, rate, size, delta, rounds):
+    """ε0 minimising a quick RDP (T > 1) or δ(ε) (T = 1) estimate of the bound."""
+    from .trimmed_clone import _eps0_range
+    part = size if size is not None else rate * n
+
+    def f(e0):
+        hp, cg = trimmed_hidden(n, sigma, e0, rate, size)
+        if hp is None:
+            return math.inf
+        charge = -math.expm1(rounds * math.log(cg))
+        rest = delta - charge * (1 + 1e-12)
+        if rest <= 0:
+            return math.inf
+        if rounds == 1:
+            return sp.hidden_epsilon(hp, rest)
+        logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET)
+        vals = _quick_rdp(logp, logq, tails, lmax, _SEARCH_ORDERS)
+        return float(np.min(_rdp.eps_from_rdp(_SEARCH_ORDERS, rounds * vals, rest)))
+
+    lo, hi = _eps0_range(max(int(part * rounds), 1), sigma, delta)
+    val, e0 = _golden(f, lo, hi, iters=9)
+    return e0
+
+
+def _quick_rdp(logp, logq, tails, lmax, orders):
+    pw = np.exp(logp)
+    ell = logp - logq
+    out = np.empty(orders.shape)
+    for i, L in enumerate(orders.tolist()):
+        a = float(L - 1)
+        t = pw * np.expm1(np.minimum(a * ell, 700.0))
+        g = float(t.sum()) + 1e-12 * float(np.abs(t).sum())
+        g += float(np.dot(tails, np.expm1(np.minimum(a * lmax, 700.0))))
+        out[i] = math.log1p(max(g, 0.0)) / a
+    return out
+
+
+@register
+class TrimmedCloneSampled(Bound):
+    id = "trimmed-clone-sampled"
+    kind = "upper"
+    has_rdp = False
+    has_dp = True
+    title = "Trimmed-victim clone bound with hidden non-participation (Gaussian, sampled)"
+    reference = ("derived in this project (docs/bounds.md): FMT20 clone pair "
+                 "(arXiv:2012.12803) with the victim trimmed to (eps0, delta0)-LDP and the "
+                 "non-participants' common output hidden; Gaussian curve: Balle & Wang 2018")
+
+    def check(self, proto):
+        from .gaussian import gaussian_reason
+        r = gaussian_reason(proto)
+        if r:
+            return r
+        if proto.sampling is None:
+            return ("this bound is for sampled rounds (CheckIn or WithoutReplacement); with "
+                    "every user reporting use trimmed-clone")
+        if proto.n < 2:
+            return "needs n >= 2 users (with n = 1 there is nothing to hide among)"
+        return None
+
+    def valid_for(self, proto):
+        return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
+                "(eps0, delta0) curve is used); " + PARTICIPATION_NOTE)
+
+    def routes(self, rounds):
+        if rounds == 1:
+            return ["none"]
+        return ["rdp", "pld"] if _comp.pld_unavailable_reason() is None else ["rdp"]
+
+    def _at(self, proto, delta, rounds):
+        rate, size = _rate_size(proto)
+        e0 = _best_eps0(int(proto.n), float(proto.mechanism.sigma), rate, size, float(delta),
+                        int(rounds))
+        hp, cg = trimmed_hidden(int(proto.n), float(proto.mechanism.sigma), e0, rate, size)
+        if hp is None:
+            raise ArithmeticError("no eps0 with n*delta0 < 1 inside the search range")
+        charge = -math.expm1(rounds * math.log(cg))
+        det = {"eps0": e0, "delta0": G.gaussian_delta(proto.mechanism.sigma, e0),
+               "charge": charge}
+        return hp, charge, det
+
+    def epsilon_route(self, proto, delta, rounds, route):
+        hp, charge, det = self._at(proto, delta, rounds)
+        rest = delta - charge * (1 + 1e-12)
+        if rest <= 0:
+            return Outcome(math.inf, "upper", route, det)
+        if route == "none":
+            return Outcome(float(round_up(sp.hidden_epsilon(hp, rest))), "upper", "none", det)
+        if route == "rdp":
+            conv = _rdp.search_epsilon(lambda o: sp.hidden_rdp(hp, o), rest, rounds,
+                                       max_order=sp.max_order(hp), coarse="sparse")
+            det.update(order=conv.order)
+            return Outcome(float(round_up(conv.value)), "upper", "rdp", det)
+        if route == "pld":
+            logp, logq, tail = sp.hidden_pld_atoms(hp)
+            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
+                                       discretization=pld_discretization(rounds))
+            det.update(d)
+            return Outcome(float(round_up(val)), "upper", "pld", det)
+        raise NotImplementedError(route)
+
+    def delta_route(self, proto, eps, rounds, route):
+        rate, size = _rate_size(proto)
+        n, s = int(proto.n), float(proto.mechanism.sigma)
+        part = size if size is not None else rate * n
+
+        def f(e0):
+            hp, cg = trimmed_hidden(n, s, e0, rate, size)
+            if hp is None:
+                return 1.0
+            charge = -math.expm1(rounds * math.log(cg))
+            if route == "none":
+                v = sp.hidden_delta(hp, eps)
+            elif route == "rdp":
+                v = _rdp.search_delta(lambda o: sp.hidden_rdp(hp, o), eps, rounds,
+                                      max_order=sp.max_order(hp), coarse="sparse").value
+            else:
+                logp, logq, tail = sp.hidden_pld_atoms(hp)
+                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
+                                    discretization=pld_discretization(rounds))[0]
+            return min(1.0, v + charge)
+
+        lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (part * rounds))
+        val, e0 = _golden(f, lo, hi, iters=12 if route == "none" else 7)
+        return Outcome(float(round_up(val)), "upper", route,
+                       {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
