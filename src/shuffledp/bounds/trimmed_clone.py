@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
 
 from .. import gaussian_rdp as G
 from .. import conversions as _rdp
@@ -38,8 +39,14 @@ def trimmed_pair(n: int, sigma: float, eps0: float):
     if c <= 0:
         return None, c
     e0p = eps0 - math.log(c)
-    a = 1.0 / (1.0 + math.exp(-e0p))
-    return ClonePair(n, math.exp(-eps0) * c, a, 1.0 - a), c
+    p = math.exp(-eps0) * c
+    b = float(special.expit(-e0p))
+    if not (p > 0.0 and b > 0.0):
+        # e^−ε0 (or the victim's 1 − a) below the float range: nothing to hide among
+        # that the float pair can represent; this ε0 is simply not used by the search.
+        return None, c
+    # a and b from expit of ±ε0' (1 − a rounds to 0 at ε0' ≳ 36.7: small σ).
+    return ClonePair(n, p, float(special.expit(e0p)), b, e0p), c
 
 
 def _golden(f, lo, hi, iters=18):
