@@ -13,6 +13,7 @@ was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by de
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -39,13 +40,14 @@ class Calibration:
     runner_up: str | None  # the next-best upper bound and its ε
     runner_up_epsilon: float | None
     protocol: Shuffle
+    note: str | None = None  # e.g. the search cap was reached (the value is the cap)
 
     def to_dict(self) -> dict:
         return {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
                 "target": self.target, "delta": self.delta, "rounds": self.rounds,
                 "bound": self.bound, "runner_up": self.runner_up,
                 "runner_up_epsilon": self.runner_up_epsilon,
-                "protocol": self.protocol.describe()}
+                "protocol": self.protocol.describe(), "note": self.note}
 
     def __str__(self) -> str:
         s = (f"{self.parameter} = {self.value:.8g}  ->  epsilon = {self.epsilon:.6g} <= target "
@@ -53,6 +55,8 @@ class Calibration:
              f"certified by '{self.bound}' ({self.protocol.describe()})")
         if self.runner_up:
             s += f"\nrunner-up: '{self.runner_up}' gives epsilon = {self.runner_up_epsilon:.6g}"
+        if self.note:
+            s += f"\nnote: {self.note}"
         return s
 
 
@@ -222,11 +226,19 @@ def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
 
     if eps_at(1) > target:
         raise NotApplicableError(f"even one round exceeds epsilon={target:g}: {eps_at(1):.6g}")
+    max_rounds = v.integer("max_rounds", max_rounds, lo=1)
     lo, hi = 1, 4
-    while eps_at(hi) <= target:
+    while hi <= max_rounds and eps_at(hi) <= target:
         lo, hi = hi, hi * 4
-        if hi > max_rounds:
-            return _finish("rounds", lo, proto, target, d, lo)
+    if hi > max_rounds:
+        # The next power of 4 is past the cap: search up to the cap itself (not silently
+        # the last power of 4), and say so when the cap itself meets the target.
+        if lo == max_rounds or eps_at(max_rounds) <= target:
+            out = _finish("rounds", max_rounds, proto, target, d, max_rounds)
+            return dataclasses.replace(out, note=(
+                f"the search stopped at its cap max_rounds={max_rounds}: more rounds may "
+                "also meet the target (raise max_rounds to search further)"))
+        hi = max_rounds
     lo = _largest_integer(eps_at, target, lo, hi)
     return _finish("rounds", lo, proto, target, d, lo)
 
