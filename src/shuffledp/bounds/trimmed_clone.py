@@ -25,6 +25,7 @@ from scipy import special
 from .. import gaussian_rdp as G
 from .. import conversions as _rdp
 from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_rdp
+from ..errors import NotApplicableError
 from ..numerics import round_up
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
@@ -118,6 +119,14 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
+def _finite_or_refuse(v: float, sigma: float) -> None:
+    if not math.isfinite(v):
+        raise NotApplicableError(
+            f"trimmed-clone found no eps0 at which its clone pair is representable in floating "
+            f"point for sigma = {sigma!r} (e^-eps0 underflows where n*delta0 is small enough); "
+            "gaussian-unamplified still applies")
+
+
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
@@ -150,8 +159,10 @@ class TrimmedClone(Bound):
         s = proto.mechanism.sigma
         if rounds == 1:
             v, det = trimmed_epsilon_one(proto.n, s, delta)
+            _finite_or_refuse(v, s)
             return Outcome(float(round_up(v)), "upper", "none", det)
         v, det = trimmed_epsilon_rounds(proto.n, s, delta, rounds)
+        _finite_or_refuse(v, s)
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
     def delta_route(self, proto, eps, rounds, route):
