@@ -181,6 +181,13 @@ def check_result(ex, r, question, x, what):
             assert_eps_ok(ex, x, c.epsilon, c.kind, f"{what} {c.bound}/{c.composition}")
         else:
             assert_delta_ok(ex, x, c.delta, c.kind, f"{what} {c.bound}/{c.composition}")
+        if c.kind == "upper":
+            # Every composition route of an upper bound is itself an upper bound.
+            for route, val in (c.details or {}).get("routes", {}).items():
+                if question == "epsilon":
+                    assert_eps_ok(ex, x, val, "upper", f"{what} {c.bound}/{route}")
+                else:
+                    assert_delta_ok(ex, x, val, "upper", f"{what} {c.bound}/{route}")
     ans = r.epsilon if question == "epsilon" else r.delta
     if question == "epsilon":
         assert_eps_ok(ex, x, ans, "upper", f"{what} answer ({r.bound})")
