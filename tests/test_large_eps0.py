@@ -165,7 +165,8 @@ def assert_eps_ok(ex: Exact, delta: float, eps: float, kind: str, what: str):
 
 
 def assert_delta_ok(ex: Exact, eps: float, dlt: float, kind: str, what: str):
-    assert dlt == dlt and 0.0 <= dlt <= 1.0, f"{what}: {dlt!r}"
+    # (a route's value inside a bound may exceed 1 before the bound clamps its answer)
+    assert dlt == dlt and 0.0 <= dlt, f"{what}: {dlt!r}"
     d = ex.delta(eps)
     if kind == "upper":
         assert dlt >= d * (1 - REL), f"{what}: upper δ {dlt!r} below exact {d!r}"
@@ -192,6 +193,7 @@ def check_result(ex, r, question, x, what):
     if question == "epsilon":
         assert_eps_ok(ex, x, ans, "upper", f"{what} answer ({r.bound})")
     else:
+        assert ans <= 1.0, f"{what} answer δ {ans!r} > 1"
         assert_delta_ok(ex, x, ans, "upper", f"{what} answer ({r.bound})")
 
 
@@ -442,13 +444,13 @@ def test_pair_rdp_vs_direct_enumeration(eps0, n, orders):
 def test_fmt20_rdp_curve_has_no_jump_at_high_orders():
     from shuffledp import clone_pair as cp
     from shuffledp.bounds.girgis import ub1
-    orders = [500, 600, 620, 700, 1000]
+    orders = [600, 620, 1000]           # 600 is summed linearly, 620 and 1000 in log space
     v = cp.pair_rdp(cp.fmt20_pair(1.0, 10**5), orders)
-    # Rényi divergences are non-decreasing in the order, and λ·D_λ/(λ − 1)… grows smoothly:
+    # Rényi divergences are non-decreasing in the order and grow smoothly across the switch:
     # the old absolute floor made D_1000 = 0.308 here (girgis-ub1: 0.039).
     assert np.all(np.diff(v) >= 0)
     assert v[-1] < 0.5 * float(ub1(1.0, 10**5, [1000])[0])
-    assert v[2] < 1.1 * v[1] * 620 / 600
+    assert v[1] < 1.1 * v[0] * 620 / 600
 
 
 def test_trimmed_clone_tiny_sigma_refuses_cleanly():
