@@ -61,6 +61,27 @@ def _named(proto, bound_id):
     return b
 
 
+def _failure_what(exc: BaseException) -> str:
+    if isinstance(exc, (ArithmeticError, FloatingPointError)):
+        return "no certified value could be computed in floating point"
+    if isinstance(exc, MemoryError):
+        return "the computation needs more memory than is available"
+    return "this bound could not be evaluated on this input"
+
+
+def _failure_reason(exc: BaseException) -> str:
+    """A user-facing reason for a bound that failed on this input (not a traceback)."""
+    return f"skipped: {_failure_what(exc)} ({type(exc).__name__}); not used"
+
+
+def _bound_failure(b, proto, exc: BaseException) -> NotApplicableError:
+    ok, _ = applicable(proto)
+    others = ", ".join(x.id for x in ok if x.id != b.id) or "none"
+    return NotApplicableError(
+        f"bound {b.id!r} could not certify a value for {proto.describe()}: "
+        f"{_failure_what(exc)} ({type(exc).__name__}). Bounds that apply: {others}")
+
+
 def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
     proto = _check_proto(proto)
     if bound is not None:
@@ -91,10 +112,12 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
                 raise
             skipped.append((b.id, str(exc)))
             continue
-        except (ArithmeticError, FloatingPointError, MemoryError) as exc:
+        except Exception as exc:                        # noqa: BLE001 — one bound's failure
+            # must not take the others' answers with it; its internal message (which may
+            # name a kernel variable) is kept out of the user-facing text.
             if bound is not None:
-                raise
-            skipped.append((b.id, f"numerical failure ({exc}); not used"))
+                raise _bound_failure(b, proto, exc) from exc
+            skipped.append((b.id, _failure_reason(exc)))
             continue
         cands.append(Candidate(b.id, o.kind, b.valid_for(proto), eps, dlt,
                                time.perf_counter() - t0, o.composition, o.details,
@@ -155,7 +178,12 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         if np.any(np.ceil(lam) > top):
             raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
                                      f"got {lam.max():g}")
-        vals = rounds * b.rdp_curve(proto, lam)
+        try:
+            vals = rounds * b.rdp_curve(proto, lam)
+        except NotApplicableError:
+            raise
+        except Exception as exc:                        # noqa: BLE001
+            raise _bound_failure(b, proto, exc) from exc
         return RdpCurve(lam, vals, b.id, b.kind,
                         b.valid_for(proto), rounds)
     ok, _ = applicable(proto)
@@ -170,10 +198,16 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         if not np.any(mask):
             continue
         vals = np.full(lam.shape, math.inf)
-        vals[mask] = b.rdp_curve(proto, lam[mask])
+        try:
+            vals[mask] = b.rdp_curve(proto, lam[mask])
+        except Exception:                               # noqa: BLE001 — the others answer
+            continue
+        vals = np.where(np.isnan(vals), math.inf, vals)
         better = vals < best
         best = np.where(better, vals, best)
         who[better] = b.id
+    if not np.all(np.isfinite(best)) and not any(who):
+        raise NotApplicableError(f"no RDP upper bound could be evaluated for {proto.describe()}")
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
                     "any eps0-LDP randomizer" if proto.eps0 is not None else ups[0].valid_for(proto),
                     rounds, {"bound_per_order": list(who)})

@@ -16,6 +16,7 @@ was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by de
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -42,13 +43,14 @@ class Calibration:
     runner_up: str | None  # the next-best upper bound and its ε
     runner_up_epsilon: float | None
     protocol: Shuffle
+    note: str | None = None  # e.g. the search cap was reached (the value is the cap)
 
     def to_dict(self) -> dict:
         return {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
                 "target": self.target, "delta": self.delta, "rounds": self.rounds,
                 "bound": self.bound, "runner_up": self.runner_up,
                 "runner_up_epsilon": self.runner_up_epsilon,
-                "protocol": self.protocol.describe()}
+                "protocol": self.protocol.describe(), "note": self.note}
 
     def __str__(self) -> str:
         s = (f"{self.parameter} = {self.value:.8g}  ->  epsilon = {self.epsilon:.6g} <= target "
@@ -56,6 +58,8 @@ class Calibration:
              f"certified by '{self.bound}' ({self.protocol.describe()})")
         if self.runner_up:
             s += f"\nrunner-up: '{self.runner_up}' gives epsilon = {self.runner_up_epsilon:.6g}"
+        if self.note:
+            s += f"\nnote: {self.note}"
         return s
 
 
@@ -172,7 +176,16 @@ def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False
         while eps_at(hi) <= target:
             lo, hi = hi, (hi * growth if not discrete else int(hi * growth))
             if hi > lim_hi:
-                return _finish_ledger(parameter, lo, make(lo), target, d)
+                # Past the cap: search up to the cap itself (never silently the last
+                # bracket end), and say so when the cap itself meets the target.
+                top = int(lim_hi) if discrete else lim_hi
+                if lo >= top or eps_at(top) <= target:
+                    out = _finish_ledger(parameter, top, make(top), target, d)
+                    return dataclasses.replace(out, note=(
+                        f"the search stopped at its cap {parameter}={top:g}: larger values "
+                        "may also meet the target (raise the cap to search further)"))
+                hi = top
+                break
         val = (_largest_integer(eps_at, target, lo, hi) if discrete else
                _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
         return _finish_ledger(parameter, val, make(val), target, d)
@@ -395,6 +408,7 @@ def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
 
+    max_rounds = v.integer("max_rounds", max_rounds, lo=1)
     return calibrate(lambda T: _one(proto, int(T)), target, d, parameter="rounds",
                      increasing=True, discrete=True, lo=1, hi=4, growth=4,
                      limits=(1, max_rounds))

@@ -279,6 +279,15 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"shuffledp: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:          # a file named on the command line cannot be used
+        name = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        print(f"shuffledp: error: cannot use the file{name}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    except OverflowError as exc:
+        print(f"shuffledp: error: a number is outside the floating-point range ({exc})",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("shuffledp: interrupted", file=sys.stderr)
         return 130

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .numerics import (binom_logpmf, binom_window, half_binom_logpmf,
+from .numerics import (binom_log_tail_bound, binom_logpmf, binom_window, half_binom_logpmf,
                        half_binom_logpmf_runs, half_binom_pmf_walk, rademacher_log_moments,
                        round_up)
 
@@ -89,12 +89,17 @@ class ClonePair:
     p : float in (0, 1] — clone probability of each other user.
     a, b : floats with a ≥ b > 0 and a + b ≤ 1 — victim type probabilities under X0.
         g = 1 − a − b is the uninformative probability (values within 1e-12 of 0 are 0).
+    log_odds : float, optional — log(a/b) when it is known exactly (ε0 for the clone pairs
+        of an ε0-LDP randomizer). At large ε0, a = e^ε0/(1 + e^ε0) rounds to 1 and only b
+        carries the information; everything here uses b (and β = b/(a + b)) directly and
+        never 1 − a, and the largest loss is taken from this exact value.
     """
 
     n: int
     p: float
     a: float
     b: float
+    log_odds: float | None = None
 
     def __post_init__(self):
         from . import _validate as v
@@ -108,6 +113,14 @@ class ClonePair:
             raise ValueError(f"a + b must be <= 1 (g = 1 - a - b >= 0); got a + b = {a + b!r}")
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
+        if self.log_odds is not None:
+            lo = v.real("log_odds", self.log_odds, lo=0.0)
+            # It must agree with the floats a, b (up to their rounding) or the pair is not
+            # the one described: a wrong log-odds would move the δ(ε) = 0 cut-off.
+            direct = math.log(a) - math.log(b)
+            if abs(lo - direct) > 1e-12 * max(1.0, lo):
+                raise ValueError(f"log_odds must equal log(a/b) = {direct!r}; got {lo!r}")
+            object.__setattr__(self, "log_odds", lo)
 
     @property
     def g(self) -> float:
@@ -121,8 +134,28 @@ class ClonePair:
         return self.a / (self.a + self.b)
 
     @property
+    def beta(self) -> float:
+        """b / (a + b) = 1 − α, computed from b (1 − α rounds to 0 for ε0 ≳ 36.7)."""
+        return self.b / (self.a + self.b)
+
+    @property
+    def log_alpha(self) -> float:
+        return math.log(self.a) - math.log(self.a + self.b)
+
+    @property
+    def log_beta(self) -> float:
+        return math.log(self.b) - math.log(self.a + self.b)
+
+    @property
+    def gamma(self) -> float:
+        """α − β = (a − b)/(a + b) (= tanh(log(a/b)/2)), without forming 1 − α."""
+        return (self.a - self.b) / (self.a + self.b)
+
+    @property
     def log_ratio(self) -> float:
         """log(a/b): the largest privacy loss of the pair (δ(ε) = 0 for ε ≥ it)."""
+        if self.log_odds is not None:
+            return self.log_odds
         return math.log(self.a) - math.log(self.b)
 
     def swapped(self) -> "ClonePair":
@@ -151,7 +184,7 @@ def fmt20_pair(eps0: float, n: int) -> ClonePair:
     """
     eps0, n = _check_eps0_n(eps0, n)
     a, b = _alpha_pair(eps0)
-    return ClonePair(n, math.exp(-eps0), a, b)
+    return ClonePair(n, math.exp(-eps0), a, b, eps0)
 
 
 def fmt23_pair(eps0: float, n: int) -> ClonePair:
@@ -162,7 +195,7 @@ def fmt23_pair(eps0: float, n: int) -> ClonePair:
     """
     eps0, n = _check_eps0_n(eps0, n)
     a, b = _alpha_pair(eps0)
-    return ClonePair(n, 2.0 * b, a, b)
+    return ClonePair(n, 2.0 * b, a, b, eps0)
 
 
 def specific_p(matrix) -> float:
@@ -192,7 +225,7 @@ def specific_pair(randomizer, n: int) -> ClonePair:
     """
     eps0, n = _check_eps0_n(randomizer.eps0, n)
     a, b = _alpha_pair(eps0)
-    return ClonePair(n, specific_p(randomizer.array), a, b)
+    return ClonePair(n, specific_p(randomizer.array), a, b, eps0)
 
 
 def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
@@ -207,7 +240,7 @@ def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
     # Divide through by e^ε0 so that large ε0 does not overflow.
     em = math.exp(-eps0)
     d = 1.0 + (k - 1) * em
-    return ClonePair(n, min(1.0, 2.0 * em / d), 1.0 / d, em / d)
+    return ClonePair(n, min(1.0, 2.0 * em / d), 1.0 / d, em / d, eps0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -271,11 +304,31 @@ def _tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
     return below, above
 
 
+def _log_tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
+    """Upper bounds on log Pr[Bin(m, p) < lo] and log Pr[Bin(m, p) > hi], never underflowing.
+
+    The RDP sums multiply these masses by up to e^{(λ−1)·log(a/b)}; an absolute floor (or an
+    underflow to 0) there would either swamp the answer or drop a term, so they stay logs:
+    twice scipy's incomplete beta (see ``_tails``) while it is a normal float, else the
+    Chernoff bound in log space, and never more than the Chernoff bound.
+    """
+    def one(k, upper):
+        if (upper and k > m) or (not upper and k < 0):
+            return -math.inf
+        ch = binom_log_tail_bound(m, p, k, upper)
+        v = float(special.bdtrc(k - 1, m, p) if upper else special.bdtr(k, m, p))
+        if v > 1e-280:
+            return min(ch, math.log(2.0 * v))
+        return ch
+    return one(lo - 1, False) if lo > 0 else -math.inf, one(hi + 1, True) if hi < m else -math.inf
+
+
 @dataclass(frozen=True)
 class _Slices:
     c: np.ndarray          # conditional Bin(c, ½) sizes, one per slice (c = s − 1)
     w: np.ndarray          # slice probabilities W_s
     alpha: np.ndarray      # α_s of each slice
+    beta: np.ndarray       # β_s = 1 − α_s of each slice, computed without cancellation
     below: float           # Pr[C < lo] (g = 0 only)
     above: float           # Pr[C > hi] (g = 0 only; charged at c = hi)
     block_c: np.ndarray = None      # lower-tail block lower ends (g = 0 only)
@@ -292,6 +345,7 @@ def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
         w = np.exp(binom_logpmf(cs, m, p, 1.0 - p))
         below, above = _tails(m, p, lo, hi)
         alpha = np.full(cs.shape, a / (a + b))
+        beta = np.full(cs.shape, b / (a + b))
         # Lower tail: blocks [c_{j+1}, c_j) with c_0 = lo, c_{j+1} = c_j − ⌈sd⌉, the last
         # block reaching down to c = 0; each charged Pr[C < c_j] (≥ its mass) times the
         # value at its lower end (slice values are non-increasing in c).
@@ -304,7 +358,7 @@ def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
             ends.append(nxt)
             masses.append(_tails(m, p, top, m)[0])
             top = nxt
-        return _Slices(cs, w, alpha, below, above, np.array(ends, dtype=np.int64),
+        return _Slices(cs, w, alpha, beta, below, above, np.array(ends, dtype=np.int64),
                        np.array(masses))
     lo, hi = binom_window(m, p, _SDS, _EXTRA)
     # g > 0: S ranges over lo..hi+1; W_s = (a+b) w(s−1) + g w(s). Slices with s = 0 carry no
@@ -316,7 +370,8 @@ def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
     W = (a + b) * w_prev + g * w_same
     with np.errstate(invalid="ignore", divide="ignore"):
         alpha = np.where(W > 0, (a * w_prev + 0.5 * g * w_same) / W, 0.5)
-    return _Slices(s - 1, W, alpha, 0.0, 0.0)
+        beta = np.where(W > 0, (b * w_prev + 0.5 * g * w_same) / W, 0.5)
+    return _Slices(s - 1, W, alpha, beta, 0.0, 0.0)
 
 
 def _pair_slices(pair: ClonePair) -> _Slices:
@@ -326,7 +381,7 @@ def _pair_slices(pair: ClonePair) -> _Slices:
 # ----------------------------------------------------------------------------------------
 # Hockey-stick divergence
 # ----------------------------------------------------------------------------------------
-def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
+def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None):
     """H_{e^ε}(P_c ‖ Q_c) for P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c swapped.
 
     Closed form of spec/clones.md §2 [D], vectorised over slices c (and α):
@@ -336,10 +391,14 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
     threshold gives a value ≤ the optimum, so the max is exact whatever the rounding of t*.
 
     With ``with_error`` also returns a bound on the floating-point error of each value.
+    ``beta`` = 1 − α given directly (required for accuracy once α is within ~1e-9 of 1:
+    at ε0 ≳ 36.7, 1 − α rounds to 0 and the slice would look deterministic).
     """
     c = np.asarray(c, dtype=np.int64)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), c.shape)
-    beta = 1.0 - alpha
+    if beta is None:
+        beta = 1.0 - alpha
+    beta = np.broadcast_to(np.asarray(beta, dtype=float), c.shape)
     E = math.exp(eps)
     em1 = math.expm1(eps)
     kappa = alpha - E * beta
@@ -348,10 +407,13 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
     err = np.zeros(c.shape)
     if np.any(live):
         cl, al, bl, kl = c[live], alpha[live], beta[live], kappa[live]
-        rstar = (E * al - bl) / kl
-        tstar = (cl + 1) * (rstar / (1.0 + rstar))
-        # t* can exceed c + 1 (empty set): clip before the int conversion.
-        m = np.floor(np.minimum(tstar, cl + 2.0)).astype(np.int64) + 1
+        # t* = (c + 1) r*/(1 + r*) = (c + 1)/(1 + 1/r*): 1/r* = κ/(e^ε α − β) cannot
+        # overflow (r* itself does when κ is tiny at large ε).
+        tstar = (cl + 1) / (1.0 + kl / (E * al - bl))
+        # t* can exceed c + 1 when r*/(1 + r*) rounds to 1 (α/β near 1/ulp): clip so that
+        # m − 1 ≤ c; every threshold in 0..c + 1 is a valid candidate (value ≤ optimum), and
+        # x = c + 1 always carries loss log(α/β) > ε when κ > 0.
+        m = np.floor(np.minimum(tstar, cl + 0.0)).astype(np.int64) + 1
         # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
         pm1 = half_binom_pmf_walk(cl, m - 1)                               # Pr[A = m−1]
         if pm1 is None:
@@ -369,7 +431,11 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False):
         best = np.argmax(cand, axis=0)
         idx = np.arange(cl.size)
         val[live] = np.maximum(cand[best, idx], 0.0)
-        err[live] = _TERM_SLACK * (t1[best, idx] + t2[best, idx])
+        # κ = α − e^ε β itself cancels when ε is near log(α/β): its rounding error is a few
+        # ulps of α + e^ε β, not of κ, so charge that too (times Pr[A = m' − 1] ≤ 1).
+        pm_best = np.stack([pm2, pm1, pm0])[best, idx]
+        err[live] = (_TERM_SLACK * (t1[best, idx] + t2[best, idx])
+                     + 4.5e-16 * (al + E * bl) * pm_best)
     return (val, err) if with_error else val
 
 
@@ -412,7 +478,7 @@ def _sf_slices(mp1, c, pm0, pm1):
 
 def _delta_sum(pair: ClonePair, eps: float, upper: bool) -> float:
     sl = _pair_slices(pair)
-    h, err = conditional_hockey(sl.c, sl.alpha, eps, with_error=True)
+    h, err = conditional_hockey(sl.c, sl.alpha, eps, with_error=True, beta=sl.beta)
     total = float(np.dot(sl.w, h))
     if not upper:
         return total
@@ -422,7 +488,8 @@ def _delta_sum(pair: ClonePair, eps: float, upper: bool) -> float:
     if sl.above > 0:
         total += sl.above * (h[-1] + err[-1])
     if sl.block_c is not None and sl.block_c.size:
-        hb, eb = conditional_hockey(sl.block_c, pair.alpha, eps, with_error=True)
+        hb, eb = conditional_hockey(sl.block_c, pair.alpha, eps, with_error=True,
+                                    beta=pair.beta)
         total += float(np.dot(sl.block_mass, hb + eb))
     return float(round_up(total + _ABS_SLACK))
 
@@ -547,7 +614,7 @@ def _guess(pair: ClonePair, delta: float, hi: float) -> float:
     sits near √(2 log(1/δ)) sd. Only a starting point: the root finder certifies the answer.
     """
     c = max(1.0, (pair.n - 1) * pair.p)
-    g = 2.0 * (2.0 * pair.alpha - 1.0) / math.sqrt(c) * math.sqrt(2.0 * math.log(1.0 / delta))
+    g = 2.0 * (2.0 * pair.alpha - 1.0) / math.sqrt(c) * math.sqrt(2.0 * (-math.log(delta)))
     return min(max(g, 1e-12), 0.5 * hi)
 
 
@@ -579,27 +646,30 @@ def _rdp_window_sds(lam_max: int, log_ratio: float) -> float:
 
 @functools.lru_cache(maxsize=16)
 def _rdp_window(n: int, p: float, K: float):
-    """Slices c in mean ± (K sd(C) + 3), their probabilities, Pr[C < lo] and Pr[C > hi]."""
+    """Slices c in mean ± (K sd(C) + 3), their probabilities, log bounds on Pr[C < lo] and
+    Pr[C > hi] (``_log_tails``), and the slices' log probabilities (which may be below the
+    float range where the probabilities underflow)."""
     m = n - 1
     lo, hi = binom_window(m, p, K, 3)
     cs = np.arange(lo, hi + 1)
-    w = np.exp(binom_logpmf(cs, m, p, 1.0 - p))
-    below, above = _tails(m, p, lo, hi)
-    return cs, w, below, above
+    logw = binom_logpmf(cs, m, p, 1.0 - p)
+    log_below, log_above = _log_tails(m, p, lo, hi)
+    return cs, np.exp(logw), log_below, log_above, logw
 
 
 def _rdp_plan(pair: ClonePair, K: float, step: int | None, budget: int, jstop: int | None = None):
     """Which slices the RDP sum evaluates, their block masses and x-windows.
 
-    Returns (c_eval, mass, below, alo, ahi, tails, step): ``mass[j]`` is the probability
-    of the block charged to slice ``c_eval[j]`` (the last block absorbs the upper tail of C
-    unless ``jstop`` cuts the window: then slices from index ``jstop`` on are left to the
-    series form), ``below`` = Pr[C < lo], ``[alo[j], ahi[j] + 1]`` the x-grid of slice j
-    and ``tails[j]`` a bound on the P-mass of slice j outside it.
+    Returns (c_eval, mass, log_below, alo, ahi, tails, step, log_mass, log_tails):
+    ``mass[j]`` is the probability of the block charged to slice ``c_eval[j]`` (the last
+    block absorbs the upper tail of C unless ``jstop`` cuts the window: then slices from
+    index ``jstop`` on are left to the series form), ``log_mass`` its log (finite where the
+    mass underflows), ``log_below`` ≥ log Pr[C < lo], ``[alo[j], ahi[j] + 1]`` the x-grid
+    of slice j and ``tails[j]`` = e^{log_tails[j]} a bound on the P-mass of slice j outside it.
     """
-    cs, w, below, above = _rdp_window(pair.n, pair.p, K)
+    cs, w, log_below, log_above, logw = _rdp_window(pair.n, pair.p, K)
     if jstop is not None and jstop < cs.size:
-        cs, w, above = cs[:jstop], w[:jstop], 0.0
+        cs, w, logw, log_above = cs[:jstop], w[:jstop], logw[:jstop], -math.inf
     # x-grid width of slice c is about 2 K sd(A) = K √c: pick Δ to meet the point budget.
     half = np.floor(0.5 * K * np.sqrt(np.maximum(cs, 1.0))) + 3
     width = np.minimum(cs + 2, 2 * half + 2)
@@ -607,7 +677,9 @@ def _rdp_plan(pair: ClonePair, K: float, step: int | None, budget: int, jstop: i
         step = max(1, int(math.ceil(width.sum() / budget)))
     starts = np.arange(0, cs.size, step)
     mass = np.add.reduceat(w, starts)
-    mass[-1] += above
+    mass[-1] += math.exp(log_above)
+    log_mass = (np.logaddexp.reduceat(logw, starts) if step > 1 else logw.copy())
+    log_mass[-1] = np.logaddexp(log_mass[-1], log_above)
     c_eval = cs[starts]
     h = half[starts]
     alo = np.maximum(0, np.floor(0.5 * c_eval) - h).astype(np.int64)
@@ -616,15 +688,14 @@ def _rdp_plan(pair: ClonePair, K: float, step: int | None, budget: int, jstop: i
     t_lo = 0.5 * c_eval - (alo - 1)
     t_hi = (ahi + 1) - 0.5 * c_eval
     cpos = np.maximum(c_eval, 1).astype(float)
-    tails = (np.where(alo > 0, np.exp(-2.0 * t_lo * t_lo / cpos), 0.0)
-             + np.where(ahi < c_eval, np.exp(-2.0 * t_hi * t_hi / cpos), 0.0))
-    return c_eval, mass, below, alo, ahi, tails, step
+    log_tails = np.logaddexp(np.where(alo > 0, -2.0 * t_lo * t_lo / cpos, -np.inf),
+                             np.where(ahi < c_eval, -2.0 * t_hi * t_hi / cpos, -np.inf))
+    return (c_eval, mass, log_below, alo, ahi, np.exp(log_tails), step, log_mass, log_tails)
 
 
 def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
     """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q)."""
-    alpha = pair.alpha
-    beta = 1.0 - alpha
+    alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
     ce, lo_, hi_ = c_eval[j0:j1], alo[j0:j1], ahi[j0:j1]
     counts = hi_ + 2 - lo_                       # x from alo to ahi + 1
     jj = np.repeat(np.arange(j0, j1), counts)
@@ -637,18 +708,25 @@ def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
         lu = np.where(x <= c, lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0)),
                       -c * math.log(2.0))
     lu = np.where(x == 0, -np.inf, lu)
-    logP = np.logaddexp(math.log(alpha) + lu, math.log(beta) + lv)
+    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
     # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
     # no cancellation and finite at x = 0 and x = c + 1.
-    ell = np.log1p((2.0 * alpha - 1.0) * (2.0 * x - c - 1.0) / (beta * x + alpha * (c + 1.0 - x)))
+    den = beta * x + alpha * (c + 1.0 - x)
+    arg = gamma * (2.0 * x - c - 1.0) / den
+    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
+    # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
+    with np.errstate(divide="ignore"):
+        ell = np.where(arg > -0.5, np.log1p(np.maximum(arg, -0.5)),
+                       np.log(alpha * x + beta * (c + 1.0 - x)) - np.log(den))
     return jj, logP, ell
 
 
 def _slice_points(pair: ClonePair, K: float, step: int | None = None):
     """All points at once (for ``pair_log_atoms``)."""
-    c_eval, mass, below, alo, ahi, tails, step = _rdp_plan(pair, K, step, RDP_POINT_BUDGET)
+    c_eval, mass, log_below, alo, ahi, tails, step, _, _ = _rdp_plan(pair, K, step,
+                                                                     RDP_POINT_BUDGET)
     jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
-    return c_eval, mass, below, jj, logP, ell, tails, step
+    return c_eval, mass, log_below, jj, logP, ell, tails, step
 
 
 def pair_rdp(pair: ClonePair, orders, step: int | None = None,
@@ -731,7 +809,8 @@ def _rdp_terms(pair: ClonePair, K: float, step, budget, jstop: int | None = None
                 break
     hit = _TERMS_CACHE.pop(key, None)
     if hit is None:
-        c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, key[1], step, budget, jstop)
+        (c_eval, mass, log_below, alo, ahi, _, _, log_mass,
+         log_tails) = _rdp_plan(pair, key[1], step, budget, jstop)
         chunks = []
         counts = ahi + 2 - alo
         j0 = 0
@@ -750,7 +829,8 @@ def _rdp_terms(pair: ClonePair, K: float, step, budget, jstop: int | None = None
             chunks.append((mass[jj] * np.exp(logP),          # block mass × P(x | c_j)
                            ell, split, (j0, j1)))
             j0 = j1
-        hit = (chunks, float(np.dot(mass, tails)), below, (c_eval, mass, alo, ahi))
+        log_tm = float(special.logsumexp(log_mass + log_tails)) if c_eval.size else -math.inf
+        hit = (chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass))
     _TERMS_CACHE[key] = hit                     # most recently used last
     while len(_TERMS_CACHE) > _TERMS_CACHE_SIZE:
         _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
@@ -827,7 +907,7 @@ def _series_slices(pair: ClonePair, lam: int, K: float, kmax: int):
 
 def _series_eval(pair: ClonePair, lam: int, kmax: int, s, mu, log_top):
     a, b = pair.a, pair.b
-    gamma = (a - b) / (a + b)
+    gamma = pair.gamma
     c = _psi_even(lam, gamma, kmax)
     val = mu @ c
     J1 = 2 * (kmax + 1)
@@ -845,7 +925,10 @@ def _series_eval(pair: ClonePair, lam: int, kmax: int, s, mu, log_top):
     t_h = np.minimum(1.0, np.sqrt(2.0 * (max(log_psi_g, 0.0) + math.log(2.0) + 40.0) / s))
     ts = np.concatenate([np.broadcast_to(fixed, (s.size, fixed.size)), t_h[:, None]], axis=1)
     rg = gamma * ts
-    t1 = lam * np.log1p(rg) + (1 - lam) * np.log1p(-rg) - J1 * np.log(ts) + log_top[:, None]
+    # log(1 − γt) from 1 − γt = 2β + γ(1 − t): 1 − γ rounds to 0 at large log(a/b).
+    with np.errstate(divide="ignore"):
+        log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - ts))
+    t1 = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(ts) + log_top[:, None]
     t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
     t2 = np.where(ts >= 1.0, -np.inf, t2)
     with np.errstate(over="ignore"):
@@ -880,7 +963,7 @@ def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
     series slices form a suffix of the window (the bound falls with s). The remainder is
     added in any case, so the result stays an upper bound.
     """
-    cs, w, below, above = _rdp_window(pair.n, pair.p, K)
+    cs, w, _, log_above, _ = _rdp_window(pair.n, pair.p, K)
     out = np.zeros(orders.shape)
     if pair.a <= pair.b:
         return 0, out
@@ -897,8 +980,7 @@ def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
         jstop = _accepted_from(*top_part)
         if jstop == 0:
             break
-    mass = w.copy()
-    mass[-1] += above                                     # charged at the top slice's value
+    mass = w
     parts = []
     for lam in orders.tolist():
         val, rem = top_part if lam == lam_max else _series_slices(pair, lam, K, kmax)
@@ -909,11 +991,14 @@ def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
     m_ = mass[jstop:]
     for i, (val, rem) in enumerate(parts):
         out[i] = float(np.dot(m_, val[jstop:])) + float(np.dot(m_, rem[jstop:]))
+        # The upper tail of C, charged at the top slice's value (in logs: it may underflow).
+        top_v = float(val[-1] + rem[-1])
+        if top_v > 0:
+            out[i] += _exp_log_sum(log_above, math.log(top_v))
     return jstop, out
 
 
 def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
-    alpha = pair.alpha
     lr = pair.log_ratio
     A = (orders - 1).astype(float)
     linear = A * lr <= _LINEAR_MAX
@@ -928,11 +1013,11 @@ def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) 
         if jstop >= _rdp_window(pair.n, pair.p, K)[0].size:
             jstop = None                                  # no series: the full window
         elif jstop == 0:
-            chunks, tail_mass = [], 0.0
-            below = _rdp_window(pair.n, pair.p, K)[2]
+            chunks, log_tm = [], -math.inf
+            log_below = _rdp_window(pair.n, pair.p, K)[2]
     if jstop is None or jstop > 0:
-        chunks, tail_mass, below, (c_eval, mass, alo, ahi) = _rdp_terms(pair, K, step, budget,
-                                                                        jstop)
+        chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass) = _rdp_terms(
+            pair, K, step, budget, jstop)
     log_parts = [[] for _ in orders]
     for wpt, ell, split, (j0, j1) in chunks:
         buf = np.empty_like(ell)
@@ -949,8 +1034,7 @@ def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) 
             # Huge orders (rare): log weights are needed where the weights underflow, so
             # this chunk's points are regenerated rather than cached.
             jj, logP, ell2 = _rdp_points(pair, c_eval, alo, ahi, j0, j1)
-            with np.errstate(divide="ignore"):
-                logw = np.log(mass[jj]) + logP
+            logw = log_mass[jj] + logP             # log masses: no underflow to 0
             for i, a in enumerate(A):
                 if not linear[i]:
                     log_parts[i].append(float(special.logsumexp(logw + a * ell2)))
@@ -960,20 +1044,33 @@ def _rdp_group_sum(pair: ClonePair, orders: np.ndarray, K: float, step, budget) 
             # Terms of both signs cancel to a second-order quantity (amplification ~ √c/λ):
             # charge 1e-12 of their absolute sum for the ~1e-15 relative error of each.
             g = g_sum[i] + 1e-12 * g_abs[i]
-            g += tail_mass * math.expm1(a * lr)
-            g += below * (alpha * math.expm1(a * lr) + (1.0 - alpha) * math.expm1(-a * lr))
+            # Remainders from their logs (exact bounds, no absolute floors: a floor here
+            # would be multiplied by e^{(λ−1) log(a/b)}); 1e-300 covers their underflow.
+            xa = a * lr
+            g += _exp_log_sum(log_tm, math.log(math.expm1(xa)))
+            # α(e^x − 1) + β(e^−x − 1) = (1 − e^−x)(α e^x − β): two positive factors, no
+            # cancellation at small x.
+            g += _exp_log_sum(log_below, math.log(-math.expm1(-xa))
+                              + math.log(pair.alpha * math.exp(xa) - pair.beta))
+            g += 1e-300
             out[i] = math.log1p(max(g, 0.0)) / a
         else:
             # Huge values: every term of 1 + G is positive; sum them in log space.
             terms = list(log_parts[i])
-            if tail_mass > 0:
-                terms.append(math.log(tail_mass) + a * lr)
-            if below > 0:
-                terms.append(math.log(below) + float(np.logaddexp(math.log(alpha) + a * lr,
-                                                                   math.log1p(-alpha) - a * lr)))
-            terms.append(0.0)                      # the "1" of the blocks' own mass, generous
-            out[i] = float(special.logsumexp(terms)) / a
+            terms.append(log_tm + a * lr)
+            terms.append(log_below + float(np.logaddexp(pair.log_alpha + a * lr,
+                                                        pair.log_beta - a * lr)))
+            # Complete without a "1": window points exactly, x-tails at the largest loss,
+            # c below the window at c = 0, c above it in the last block (monotone in c).
+            out[i] = max(float(special.logsumexp(terms)), 0.0) / a
     return out
+
+
+def _exp_log_sum(x: float, y: float) -> float:
+    """e^{x + y}, 0 for x = −∞ (an empty tail), +∞ past the float range (never capped)."""
+    if x == -math.inf:
+        return 0.0
+    return math.exp(x + y) if x + y < 709.0 else math.inf
 
 
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
@@ -998,14 +1095,14 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
     """
     _need_g0(pair, "pair_pld_atoms")
     budget = int(max_atoms or PLD_MAX_ATOMS)
-    c_eval, mass, below, alo, ahi, tails, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
     jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
     with np.errstate(divide="ignore"):
         logp = np.log(mass[jj]) + logP
     logq = logp - ell
-    if below > 0.0:
-        la, lb = math.log(pair.alpha), math.log1p(-pair.alpha)
-        lw = math.log(below)
+    if log_below > -math.inf:
+        la, lb = pair.log_alpha, pair.log_beta
+        lw = log_below
         logp = np.concatenate([logp, [lw + la, lw + lb]])
         logq = np.concatenate([logq, [lw + lb, lw + la]])
     keep = np.isfinite(logp)
@@ -1023,7 +1120,7 @@ def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_0
     sl = _pair_slices(pair)
     c = sl.c.astype(np.int64)
     keep = sl.w > 0
-    c, W, al = c[keep], sl.w[keep], sl.alpha[keep]
+    c, W, al, be = c[keep], sl.w[keep], sl.alpha[keep], sl.beta[keep]
     half = np.floor(0.5 * sds * np.sqrt(np.maximum(c, 1.0))) + 3
     alo = np.maximum(0, np.floor(0.5 * c) - half).astype(np.int64)
     ahi = np.minimum(c, np.ceil(0.5 * c) + half).astype(np.int64)
@@ -1038,7 +1135,7 @@ def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_0
     cf = c[jj].astype(float)
     lv = half_binom_logpmf(x, cf)                # log Bin(c,½)(x); −inf at x = c + 1
     lu = half_binom_logpmf(x - 1.0, cf)          # log Bin(c,½)(x − 1)
-    la, lb = np.log(al)[jj], np.log1p(-al)[jj]
+    la, lb = np.log(al)[jj], np.log(be)[jj]
     lw = np.log(W)[jj]
     logp = lw + np.logaddexp(la + lu, lb + lv)
     logq = lw + np.logaddexp(lb + lu, la + lv)
@@ -1067,7 +1164,7 @@ def pair_log_atoms(pair: ClonePair, sds: float = 12.0, max_atoms: int = 20_000_0
     if est > max_atoms:
         raise ValueError(f"the pair would have about {est:.3g} atoms, more than max_atoms="
                          f"{max_atoms}; lower sds or raise max_atoms")
-    c_eval, mass, below, jj, logP, ell, tails, _ = _slice_points(pair, sds, step=1)
+    c_eval, mass, _, jj, logP, ell, tails, _ = _slice_points(pair, sds, step=1)
     logp = np.log(mass[jj]) + logP
     # The last block absorbed the upper tail mass of C; take it back out for exact atoms.
     logw = binom_logpmf(c_eval, m, pair.p, 1.0 - pair.p)

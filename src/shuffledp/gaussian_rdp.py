@@ -249,7 +249,7 @@ def gaussian_delta(sigma: float, eps: float) -> float:
 
 def gaussian_eps_hi(sigma: float, delta: float) -> float:
     """An ε with δ(ε) ≤ δ (bracket for bisection), found by doubling."""
-    e = 1.0 / (2.0 * sigma * sigma) + math.sqrt(2.0 * math.log(1.25 / delta)) / sigma
+    e = 1.0 / (2.0 * sigma * sigma) + math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / sigma
     while gaussian_delta(sigma, e) > delta:
         e *= 2.0
     return e

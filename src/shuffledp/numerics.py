@@ -45,6 +45,7 @@ __all__ = [
     "log1pmx",
     "pow_minus_tangent",
     "log_pow_minus_tangent",
+    "binom_log_tail_bound",
 ]
 
 #: Relative slack added to every upper bound before it leaves a bound module. It covers
@@ -496,3 +497,40 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
         with np.errstate(divide="ignore"):
             out[:, k - 1] = np.log(inner) - k * logs
     return out
+
+
+def binom_log_tail_bound(n, p, k, upper: bool, q=None) -> float:
+    """Rigorous upper bound on log Pr[Bin(n, p) ≥ k] (``upper``) or log Pr[Bin(n, p) ≤ k].
+
+    Chernoff–Hoeffding in log space (Hoeffding 1963, Thm 1): for k ≥ np,
+    Pr[X ≥ k] ≤ exp(−n·KL(k/n ‖ p)), and symmetrically below the mean; 0 (log 1) on the
+    wrong side of the mean. Never underflows, so a far tail multiplied by a huge factor
+    (e^{(λ−1)·loss} in a Rényi sum) stays a bound instead of a floor that dominates it.
+    ``q`` = 1 − p when known more accurately. A relative 1e-10 of the terms is given back
+    to cover rounding in them.
+    """
+    n = float(n)
+    k = float(k)
+    p = float(p)
+    q = 1.0 - p if q is None else float(q)
+    if upper:
+        if k <= n * p:
+            return 0.0
+        if k > n:
+            return -math.inf
+    else:
+        if k >= n * p:
+            return 0.0
+        if k < 0:
+            return -math.inf
+    # n·KL(k/n ‖ p) = k log(k/(np)) + (n − k) log((n − k)/(nq)), each with 0·log 0 = 0.
+    lp = math.log(p) if p > 0 else -math.inf
+    lq = math.log1p(-p) if p < 0.5 else math.log(q)
+    t1 = 0.0 if k == 0 else k * (math.log(k / n) - lp)
+    t2 = 0.0 if k == n else (n - k) * (math.log1p(-k / n) - lq)
+    kl = t1 + t2
+    if kl != kl:
+        return 0.0
+    if kl == math.inf:
+        return -math.inf
+    return -max(kl - 1e-10 * (abs(t1) + abs(t2)), 0.0)

@@ -162,8 +162,12 @@ def _jobs(x):
 
 def load_scenario(path: str) -> dict:
     """Read a TOML or JSON scenario file and validate it."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:          # missing file, a directory, no permission
+        raise ValueError(f"--scenario: cannot read the scenario file {path!r}: "
+                         f"{exc.strerror or exc}") from None
     if path.endswith(".json"):
         try:
             data = json.loads(raw)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import os
 from typing import Iterable
 
 from ._progress import Progress
@@ -108,11 +109,29 @@ def write_csv(rows: list[dict], path, fields=None) -> None:
 
 def _list(conv):
     def parse(s):
+        import argparse
         try:
-            return [conv(x) for x in s.split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(f"expected a comma-separated list; got {s!r}") from None
+            vals = [conv(x) for x in s.split(",") if x.strip()]
+        except (ValueError, OverflowError):
+            # int(float("1e400")) overflows: report it as bad input, not a traceback.
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of finite numbers; got {s!r}") from None
+        if any(isinstance(x, float) and not math.isfinite(x) for x in vals):
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of finite numbers; got {s!r}")
+        return vals
     return parse
+
+
+def _check_out(path: str) -> None:
+    """Fail before the sweep (not after it) when the CSV cannot be written."""
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"--out must be a file path; got the directory {path!r}")
+    if not os.path.isdir(d):
+        raise ValueError(f"--out: cannot write {path!r}: the directory {d!r} does not exist")
+    if not os.access(d, os.W_OK):
+        raise ValueError(f"--out: cannot write {path!r}: the directory {d!r} is not writable")
 
 
 def add_cli(sub, protocol_args, num, int_like):
@@ -129,6 +148,7 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--out", default="sweep.csv")
 
     def run_cli(a):
+        _check_out(a.out)
         pts = grid(mechanism=a.mechanism, eps0=a.eps0 or [None], n=a.n, delta=a.delta,
                    rounds=a.rounds)
         for pt in pts:
@@ -140,7 +160,10 @@ def add_cli(sub, protocol_args, num, int_like):
                 rows = run(pts, n_jobs=a.jobs)
         else:
             rows = run(pts, n_jobs=a.jobs)
-        write_csv(rows, a.out)
+        try:
+            write_csv(rows, a.out)
+        except OSError as exc:
+            raise ValueError(f"--out: cannot write {a.out!r}: {exc.strerror or exc}") from None
         print(f"wrote {len(rows)} rows for {len(pts)} grid points to {a.out}")
         return 0
 

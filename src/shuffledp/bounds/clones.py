@@ -72,7 +72,7 @@ def _clone_check(proto):
 # ----------------------------------------------------------------------------------------
 def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
     """ε0 ≤ log(n / (16 log(4/δ))) (the authors' code; spec §3)."""
-    return eps0 <= math.log(n / (16.0 * math.log(4.0 / delta)))
+    return eps0 <= math.log(n / (16.0 * (math.log(4.0) - math.log(delta))))
 
 
 def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -85,8 +85,8 @@ def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
     if not fmt20_closed_condition(eps0, n, delta):
         raise OutsideCondition(
             f"fmt20-closed is not applicable: it needs eps0 <= log(n/(16 log(4/delta))) = "
-            f"{math.log(n / (16.0 * math.log(4.0 / delta))):.6g}; got eps0 = {eps0!r}")
-    ap = 8.0 * math.sqrt(math.exp(eps0) * math.log(4.0 / delta) / n)
+            f"{math.log(n / (16.0 * (math.log(4.0) - math.log(delta)))):.6g}; got eps0 = {eps0!r}")
+    ap = 8.0 * math.sqrt(math.exp(eps0) * (math.log(4.0) - math.log(delta)) / n)
     cpr = 8.0 * math.exp(eps0) / n
     epr = math.log1p(ap + cpr)
     return math.log1p(-math.expm1(-eps0) / (1.0 + math.exp(-eps0 - epr)) * (ap + cpr))
@@ -94,7 +94,7 @@ def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
 
 def fmt23_closed_condition(eps0: float, n: int, delta: float) -> bool:
     """n > 8 (e^ε0 + 1) log(4/δ) (FMT23 Thm 3.2 [R]; spec §3)."""
-    return n > 8.0 * (math.exp(eps0) + 1.0) * math.log(4.0 / delta)
+    return n > 8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta))
 
 
 def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -106,9 +106,9 @@ def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
     if not fmt23_closed_condition(eps0, n, delta):
         raise OutsideCondition(
             f"fmt23-closed is not applicable: it needs n > 8 (e^eps0 + 1) log(4/delta) = "
-            f"{8.0 * (math.exp(eps0) + 1.0) * math.log(4.0 / delta):.6g}; got n = {n}")
+            f"{8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta)):.6g}; got n = {n}")
     e = math.exp(eps0)
-    lg = math.log(4.0 / delta)
+    lg = (math.log(4.0) - math.log(delta))
     return math.log1p(math.tanh(eps0 / 2.0) * (math.sqrt(32.0 * (e + 1.0) * lg / (n - 1))
                                                + 4.0 * (e + 1.0) / (n - 1)))
 

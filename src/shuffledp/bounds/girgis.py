@@ -54,7 +54,9 @@ def _log_expm1(x: float) -> float:
 
 
 def _log_sinh(x: float) -> float:
-    return x + math.log1p(-math.exp(-2.0 * x)) - math.log(2.0)
+    # −expm1(−2x), not 1 − e^−2x: the latter rounds to 0 for x ≲ 1e-17 and would drop the
+    # i ≥ 3 terms of UB1 (a smaller, unsafe value).
+    return x + math.log(-math.expm1(-2.0 * x)) - math.log(2.0)
 
 
 def ub1(eps0: float, n: int, orders, floor_nbar: bool = True) -> np.ndarray:

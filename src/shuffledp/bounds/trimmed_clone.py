@@ -23,11 +23,13 @@ import functools
 import math
 
 import numpy as np
+from scipy import special
 
 from .. import gaussian_rdp as G
 from .. import composition as _comp
 from .. import conversions as _rdp
 from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
+from ..errors import NotApplicableError
 from ..numerics import round_up
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
@@ -42,8 +44,14 @@ def trimmed_pair(n: int, sigma: float, eps0: float):
     if c <= 0:
         return None, c
     e0p = eps0 - math.log(c)
-    a = 1.0 / (1.0 + math.exp(-e0p))
-    return ClonePair(n, math.exp(-eps0) * c, a, 1.0 - a), c
+    p = math.exp(-eps0) * c
+    b = float(special.expit(-e0p))
+    if not (p > 0.0 and b > 0.0):
+        # e^−ε0 (or the victim's 1 − a) below the float range: nothing to hide among
+        # that the float pair can represent; this ε0 is simply not used by the search.
+        return None, c
+    # a and b from expit of ±ε0' (1 − a rounds to 0 at ε0' ≳ 36.7: small σ).
+    return ClonePair(n, p, float(special.expit(e0p)), b, e0p), c
 
 
 def _golden(f, lo, hi, iters=18):
@@ -116,6 +124,14 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
+def _finite_or_refuse(v: float, sigma: float) -> None:
+    if not math.isfinite(v):
+        raise NotApplicableError(
+            f"trimmed-clone found no eps0 at which its clone pair is representable in floating "
+            f"point for sigma = {sigma!r} (e^-eps0 underflows where n*delta0 is small enough); "
+            "gaussian-unamplified still applies")
+
+
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
@@ -147,10 +163,12 @@ class TrimmedClone(Bound):
         s = proto.mechanism.sigma
         if rounds == 1:
             v, det = trimmed_epsilon_one(proto.n, s, delta)
+            _finite_or_refuse(v, s)
             return Outcome(float(round_up(v)), "upper", "none", det)
         v, det = trimmed_epsilon_rounds(int(proto.n), float(s), float(delta), int(rounds))
         if route == "pld":
             return self._pld_epsilon(proto, delta, rounds, det["eps0"])
+        _finite_or_refuse(v, s)
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
     def _pld_epsilon(self, proto, delta, rounds, e0):
