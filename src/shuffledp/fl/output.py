@@ -49,7 +49,8 @@ def write_png(path, table: list, delta: float, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(8, 6.2), dpi=120)
+    last_upper = next((r["upper_bound_id"] for r in reversed(table) if r["upper_bound_id"]), "")
     colors = {"upper": "tab:red", "estimate": "tab:blue", "estimate_addremove": "tab:cyan",
               "central": "tab:green"}
     for m in METHODS:
@@ -61,14 +62,15 @@ def write_png(path, table: list, delta: float, title: str) -> None:
         x, y = zip(*pts)
         ax.plot(x, y, linestyle="--" if m.dashed else "-", marker="." if not m.dashed else None,
                 color=colors.get(m.key), linewidth=1.8,
-                label=f"{m.label} [{m.kind}]")
+                label=f"{m.label} [{m.kind}" + (f": {last_upper}]" if m.key == "upper" and last_upper
+                                                else "]"))
     ax.set_xscale("log")
     ax.set_xlabel(f"ε at δ = {delta:g} (log scale)")
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1)
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
