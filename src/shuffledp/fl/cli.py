@@ -62,6 +62,9 @@ def add_cli(sub) -> None:
     p.add_argument("--hidden", type=int, default=None, help="hidden units of the last layer")
     p.add_argument("--checkpoints", type=int, default=40,
                    help="number of rounds at which epsilon and accuracy are computed (default 40)")
+    p.add_argument("--upper", choices=["fast", "best"], default="fast",
+                   help="valid upper bound over the accountant's fast composition routes (RDP, "
+                        "exact Gaussian; default) or every route incl. PLD (slower, a little tighter)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: no oversubscription on a shared machine)")
     p.add_argument("--fast-noise", action="store_true", default=None,
@@ -76,6 +79,7 @@ def _run(a) -> int:
     cmd = "shuffledp " + " ".join(sys.argv[1:]) if sys.argv and "fl-demo" in sys.argv else "shuffledp fl-demo"
     try:
         run_demo(a.dataset, a.out, delta=a.delta, n_checkpoints=a.checkpoints, command=cmd,
+                 upper=a.upper,
                  rounds=a.rounds, checkin=a.checkin, sigma=a.sigma, clip=a.clip, lr=a.lr,
                  seed=a.seed, model=a.model, hidden=a.hidden, threads=a.threads,
                  fast_noise=a.fast_noise)
