@@ -16,6 +16,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sklearn")
@@ -134,6 +136,16 @@ def test_clipping_bounds_norms_and_keeps_small_rows():
     cos = (r[big] * g[big]).sum(1) / (norms[big] * torch.linalg.vector_norm(g[big], dim=1))
     assert torch.allclose(cos, torch.ones_like(cos), atol=1e-5)
     assert not bool(torch.isnan(r).any())
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float32, st.tuples(st.integers(1, 6), st.integers(1, 9)),
+              elements=st.floats(-1e6, 1e6, width=32)),
+       st.floats(1e-4, 1e3))
+def test_clipping_property(g, c):
+    r = clip_rows(torch.from_numpy(g), c)
+    norms = torch.linalg.vector_norm(r.double(), dim=1)
+    assert bool((norms <= c * (1 + 1e-5)).all()) and not bool(torch.isnan(r).any())
 
 
 def test_checkin_rate_within_binomial_ci():

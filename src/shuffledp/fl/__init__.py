@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["run_demo", "DEFAULTS", "load_dataset", "read_idx", "IdxFormatError", "TrainConfig",
            "train", "epsilon_at", "checkpoints", "METHODS"]
 
-_LAZY = {"run_demo": "demo", "DEFAULTS": "demo", "load_dataset": "data", "read_idx": "data",
+_LAZY = {"run_demo": "demo", "DEFAULTS": "defaults", "load_dataset": "data", "read_idx": "data",
          "IdxFormatError": "data", "TrainConfig": "sim", "train": "sim",
          "epsilon_at": "accounting", "checkpoints": "accounting", "METHODS": "accounting"}
 

@@ -36,7 +36,7 @@ def _dataset(s: str) -> str:
 
 def add_cli(sub) -> None:
     """Add the ``fl-demo`` sub-command to an argparse sub-parsers object."""
-    from .demo import DEFAULTS
+    from .defaults import DEFAULTS
     d = DEFAULTS["digits"]
     p = sub.add_parser("fl-demo", help="federated learning with shuffled check-in: train, account, plot",
                        description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -67,7 +67,7 @@ def add_cli(sub) -> None:
                         "exact Gaussian; default) or every route incl. PLD (slower, a little tighter)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: no oversubscription on a shared machine)")
-    p.add_argument("--fast-noise", action="store_true", default=None,
+    p.add_argument("--fast-noise", action=argparse.BooleanOptionalAction, default=None,
                    help="draw the noise of the average once per round (same law as per-user "
                         "noise; default for mnist)")
     p.set_defaults(func=_run)
@@ -76,9 +76,8 @@ def add_cli(sub) -> None:
 def _run(a) -> int:
     from .data import IdxFormatError
     from .demo import run_demo
-    cmd = "shuffledp " + " ".join(sys.argv[1:]) if sys.argv and "fl-demo" in sys.argv else "shuffledp fl-demo"
     try:
-        run_demo(a.dataset, a.out, delta=a.delta, n_checkpoints=a.checkpoints, command=cmd,
+        run_demo(a.dataset, a.out, delta=a.delta, n_checkpoints=a.checkpoints,
                  upper=a.upper,
                  rounds=a.rounds, checkin=a.checkin, sigma=a.sigma, clip=a.clip, lr=a.lr,
                  seed=a.seed, model=a.model, hidden=a.hidden, threads=a.threads,

@@ -8,22 +8,11 @@ import time
 
 from .accounting import METHODS, account, checkpoints, epsilon_at, fmt
 from .data import load_dataset
+from .defaults import DEFAULTS
 from .output import CSV_NAME, PNG_NAME, SUMMARY_NAME, rows, write_csv, write_png, write_summary
 from .sim import TrainConfig, train
 
 __all__ = ["DEFAULTS", "run_demo"]
-
-# Defaults per dataset. digits: chosen so that a run reaches >= 80 % test accuracy in well
-# under a minute of CPU time (benchmarks/README.md). mnist: the shuffle-Gaussian paper's
-# setting (γ = 0.1, σ = 5, C = 0.01, 5540 rounds); its learning rate is not stated there —
-# lr = 50 at C = 0.01 is the step of lr = 0.5 at C = 1 (untested on the real files here).
-DEFAULTS = {
-    "digits": dict(rounds=500, checkin=0.5, sigma=1.0, clip=1.0, lr=1.0, model="mlp", hidden=16,
-                   fast_noise=False),
-    "mnist": dict(rounds=5540, checkin=0.1, sigma=5.0, clip=0.01, lr=50.0, model="cnn",
-                  hidden=32, fast_noise=True),
-}
-
 
 def _say(echo, msg):
     if echo:
@@ -100,8 +89,14 @@ def run_demo(dataset: str = "digits", out="fl_demo", *, delta: float = 1e-5, n_c
              else " over its fast routes (RDP composition, and the unamplified Gaussian's exact "
                   "composition; `--upper best` adds the slower PLD routes)")
              + "; `upper_bound_id` in the CSV names the bound used."]
+    command = command or (
+        f"shuffledp fl-demo --dataset {dataset} --rounds {cfg.rounds} --checkin {cfg.checkin:g} "
+        f"--sigma {cfg.sigma:g} --clip {cfg.clip:g} --lr {cfg.lr:g} --seed {cfg.seed} "
+        f"--delta {delta:g} --model {cfg.model} --hidden {cfg.hidden} --checkpoints "
+        f"{n_checkpoints} --upper {upper} {'--fast-noise' if cfg.fast_noise else '--no-fast-noise'} "
+        f"--out {outdir}")
     write_summary(outdir / SUMMARY_NAME, setting=setting, table=table, final=final,
-                  timing=timing, command=command or "shuffledp fl-demo", notes=notes)
+                  timing=timing, command=command, notes=notes)
     _say(echo, f"test accuracy after round {cfg.rounds}: {table[-1]['test_accuracy']:.4f}")
     _say(echo, f"wall {timing['wall']:.1f} s (training {train_wall:.1f} s, accounting "
                f"{account_wall:.1f} s), CPU {timing['cpu']:.1f} s")
