@@ -32,6 +32,7 @@ def run_demo(dataset: str = "digits", out="fl_demo", *, delta: float = 1e-5, n_c
     """
     from .. import _validate as v
     delta = v.probability("delta", delta)
+    n_checkpoints = v.integer("checkpoints", n_checkpoints, lo=2)
     if upper not in ("fast", "best"):
         raise ValueError(f"upper must be 'fast' or 'best'; got {upper!r}")
     t_start, c_start = time.perf_counter(), time.process_time()
