@@ -170,8 +170,11 @@ def train(data, cfg: TrainConfig, on_eval=None, progress: bool = True) -> dict:
 
 def _train(torch, data, cfg, on_eval, progress):
     gen = torch.Generator().manual_seed(cfg.seed)
-    torch.manual_seed(cfg.seed)      # parameter initialisation draws from the global generator
-    model = make_model(cfg.model, tuple(data.x_train.shape[1:]), data.classes, cfg.hidden)
+    # Parameter initialisation draws from torch's global generator: seed it inside a fork so
+    # the caller's random state is left as it was.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        model = make_model(cfg.model, tuple(data.x_train.shape[1:]), data.classes, cfg.hidden)
     xtr, ytr = torch.from_numpy(np.ascontiguousarray(data.x_train)), torch.from_numpy(data.y_train)
     xte, yte = torch.from_numpy(np.ascontiguousarray(data.x_test)), torch.from_numpy(data.y_test)
     evals = sorted(set(int(t) for t in cfg.eval_rounds if 1 <= int(t) <= cfg.rounds)
