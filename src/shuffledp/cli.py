@@ -162,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     _extra_commands(sub)
+    from .fl.cli import add_cli as _fl_cli   # fl-demo; torch is imported only when it runs
+    _fl_cli(sub)
     return ap
 
 
