@@ -18,7 +18,7 @@ from . import _validate as v
 from .bounds import all_bounds, get
 from .errors import NotApplicableError
 from .protocols import Shuffle
-from .results import Candidate, RdpCurve, Result
+from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
 
@@ -94,9 +94,10 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
                 raise
             skipped.append((b.id, f"numerical failure ({exc}); not used"))
             continue
-        cands.append(Candidate(b.id, o.kind, b.valid_for(proto), eps, dlt,
+        scope, valid_for = b.label(proto, o.kind)
+        cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
                                time.perf_counter() - t0, o.composition, o.details,
-                               default=b.default))
+                               default=b.default, scope=scope, question=question))
     val = (lambda c: c.epsilon) if question == "epsilon" else (lambda c: c.delta)
     if bound is not None:
         chosen = cands[0]
@@ -106,7 +107,24 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
             raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
         chosen = min(ups, key=val)
     return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
-                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition)
+                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
+                  notes=_notes(bounds, rounds, composition))
+
+
+def _notes(bounds, rounds, composition) -> tuple:
+    """What the user should know about routes that were not tried."""
+    if composition not in (None, "pld"):
+        return ()
+    if not any(hasattr(b, "pld_atoms") for b in bounds):
+        return ()
+    from .composition import pld_unavailable_reason
+    why = pld_unavailable_reason()
+    if why is None:
+        return ()
+    return ("the PLD composition route was not tried: the optional package dp-accounting is "
+            "not installed (pip install 'shuffledp[pld]'); "
+            + ("at T = 1 it changes nothing" if rounds == 1
+               else "with it, the answer over several rounds is often tighter"),)
 
 
 def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
@@ -155,7 +173,7 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
                                      f"got {lam.max():g}")
         vals = rounds * b.rdp_curve(proto, lam)
         return RdpCurve(lam, vals, b.id, b.kind,
-                        b.valid_for(proto), rounds)
+                        b.valid_for(proto), rounds, scope=b.scope)
     ok, _ = applicable(proto)
     ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
     if not ups:
@@ -172,6 +190,13 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         better = vals < best
         best = np.where(better, vals, best)
         who[better] = b.id
+    used = [b for b in ups if b.id in set(who)]
+    if not used:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()} at orders "
+                                 f"{lam.tolist()}")
+    # The pointwise minimum holds only for the randomizers every contributing bound covers:
+    # label it with the narrowest class among them (never a broader one).
+    narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    "any eps0-LDP randomizer" if proto.eps0 is not None else ups[0].valid_for(proto),
-                    rounds, {"bound_per_order": list(who)})
+                    narrow.valid_for(proto), rounds, {"bound_per_order": list(who)},
+                    scope=narrow.scope)

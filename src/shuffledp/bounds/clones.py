@@ -217,6 +217,7 @@ def _fmt23(eps0, n):
 @register
 class FMT20(_PairBound):
     id = "fmt20"
+    scope = "ldp"
     title = "FMT20 clone pair, exact numerics"
     reference = FMT20_REF + ", Thm 3.1 / Lemma 3.3; spec/clones.md §1-2, §6"
 
@@ -233,6 +234,7 @@ class FMT20(_PairBound):
 @register
 class FMT23(_PairBound):
     id = "fmt23"
+    scope = "class-S"
     title = "FMT23 stronger clone pair, exact numerics (restricted class, errata)"
     reference = FMT23_REF + ", Thm 3.1 as restricted by the errata; spec/clones.md §1, §4"
 
@@ -250,6 +252,7 @@ class FMT23(_PairBound):
 @register
 class CloneSpecific(_PairBound):
     id = "clone-specific"
+    scope = "this-randomizer"
     title = "Clone pair with this randomizer's own clone probability p_R"
     reference = FMT23_REF + ", Lemma 7.3 idea; p_R of spec/clones.md §4 [D]"
 
@@ -292,6 +295,7 @@ class _ClosedBound(Bound):
 @register
 class FMT20Closed(_ClosedBound):
     id = "fmt20-closed"
+    scope = "ldp"
     title = "FMT20 closed form (authors' code form)"
     reference = FMT20_REF + ", Thm 3.1 closed form as in the authors' public code; spec §3"
 
@@ -308,6 +312,7 @@ class FMT20Closed(_ClosedBound):
 @register
 class FMT23Closed(_ClosedBound):
     id = "fmt23-closed"
+    scope = "class-S"
     default = False                           # [R]: reconstructed, not confirmed
     title = "FMT23 Theorem 3.2 closed form [R]"
     reference = FMT23_REF + ", Thm 3.2 (reconstructed [R]); spec/clones.md §3"
@@ -378,6 +383,7 @@ def krr_first_value_delta(eps0: float, k: int, n: int, eps: float) -> float:
 @register
 class KrrLower(Bound):
     id = "krr-lower"
+    scope = "instance"
     kind = "lower"
     has_dp = True
     has_rdp = False

@@ -99,6 +99,7 @@ def table1_epsilon(n: int, sigma: float, delta: float, max_order: int = 30) -> t
 @register
 class LiewHomogeneous(Bound):
     id = "liew-homogeneous"
+    scope = "homogeneous"
     kind = "estimate"
     default = False
     has_rdp = True
@@ -132,6 +133,7 @@ class LiewHomogeneous(Bound):
 @register
 class GaussianUnamplified(Bound):
     id = "gaussian-unamplified"
+    scope = "l2"
     kind = "upper"
     has_rdp = True
     has_dp = True

@@ -290,6 +290,7 @@ class _GirgisBase(Bound):
 @register
 class GirgisUB1(_GirgisBase):
     id = "girgis-ub1"
+    scope = "ldp"
     kind = "upper"
     title = "Girgis et al. Upper Bound 1 (Theorem 3.1)"
     reference = _GirgisBase.reference + ", Theorem 3.1"
@@ -304,6 +305,7 @@ class GirgisUB1(_GirgisBase):
 @register
 class GirgisUB2(_GirgisBase):
     id = "girgis-ub2"
+    scope = "ldp"
     kind = "upper"
     # Tagged [R] in spec/girgis.md §2: listed, never the default answer (it is never
     # tighter than UB1 on the tested range anyway).
@@ -318,6 +320,7 @@ class GirgisUB2(_GirgisBase):
 @register
 class GirgisSimplified(_GirgisBase):
     id = "girgis-simplified"
+    scope = "approximation"
     kind = "estimate"
     default = False
     title = "Girgis et al. Corollary 3.2, reconstructed [R]: an approximation"
@@ -344,6 +347,7 @@ class GirgisSimplified(_GirgisBase):
 @register
 class GirgisLower(_GirgisBase):
     id = "girgis-lower"
+    scope = "instance"
     kind = "lower"
     has_dp = True
     title = "Girgis et al. lower bound (Theorem 3.4): binary RR, both directions"

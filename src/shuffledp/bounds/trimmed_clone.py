@@ -114,6 +114,7 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
+    scope = "l2"
     kind = "upper"
     has_rdp = False
     has_dp = True

@@ -21,6 +21,7 @@ from .base import Bound, register
 @register
 class Trivial(Bound):
     id = "trivial"
+    scope = "ldp"
     kind = "upper"
     title = "Post-processing: the shuffled output is eps0-DP"
     reference = "Post-processing of eps0-LDP reports; zCDP of pure DP: Bun & Steinke, arXiv:1605.02065, Prop. 1.4"
