@@ -7,7 +7,9 @@ a cluster without code changes::
     with parallel_config(backend="dask"):      # or "ray", "loky", ...
         rows = shuffledp.sweep.run(grid)
 
-Without joblib the sweep runs sequentially. Every row carries bound, kind and validity class.
+Without joblib the sweep runs sequentially. Every row carries bound, kind and validity class;
+a grid point where no bound (or the requested one) applies is one row with empty kind and
+epsilon and the reason in ``not_applicable``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from .protocols import CheckIn, Shuffle, WithoutReplacement
 __all__ = ["grid", "evaluate", "run", "write_csv", "add_cli"]
 
 FIELDS = ["mechanism", "eps0", "n", "rounds", "delta", "sampling", "bound", "kind",
-          "composition", "epsilon", "chosen", "valid_for", "seconds"]
+          "composition", "epsilon", "chosen", "valid_for", "scope", "seconds",
+          "not_applicable"]
 
 
 def grid(**axes) -> list[dict]:
@@ -55,15 +58,18 @@ def evaluate(point: dict) -> list[dict]:
         r = _epsilon(proto, delta, T, bound=point.get("bound"),
                      composition=point.get("composition"))
     except NotApplicableError as exc:
-        return [{**_base(point, proto, delta, T), "bound": point.get("bound", ""), "kind": "n/a",
-                 "epsilon": math.nan, "valid_for": str(exc), "composition": "", "chosen": False,
-                 "seconds": 0.0}]
+        # No number: kind, epsilon and valid_for stay empty (never a NaN or a reason in a
+        # field that means something else); the reason has its own column.
+        return [{**_base(point, proto, delta, T), "bound": point.get("bound", ""), "kind": "",
+                 "epsilon": None, "valid_for": "", "scope": "", "composition": "",
+                 "chosen": False, "seconds": 0.0, "not_applicable": str(exc)}]
     rows = []
     for c in r.candidates:
         rows.append({**_base(point, proto, delta, T), "bound": c.bound, "kind": c.kind,
                      "composition": c.composition, "epsilon": c.epsilon,
                      "chosen": c.bound == r.bound and c.kind == r.kind,
-                     "valid_for": c.valid_for, "seconds": round(c.seconds, 4)})
+                     "valid_for": c.valid_for, "scope": c.scope,
+                     "seconds": round(c.seconds, 4), "not_applicable": ""})
     return rows
 
 

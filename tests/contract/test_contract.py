@@ -45,6 +45,12 @@ EXPECTED_SCOPE = {
     "girgis-lower": "instance",
     "liew-homogeneous": "homogeneous",
     "girgis-simplified": "approximation",
+    # Bounds being added on other branches (checked once they are registered).
+    "blanket": "this-randomizer",            # GPARV privacy blanket of one randomizer
+    "fmt20-sampled": "ldp",
+    "fmt23-sampled": "class-S",
+    "clone-specific-sampled": "this-randomizer",
+    "trimmed-clone-sampled": "l2",
 }
 
 UPPER_SCOPES = {"ldp", "class-S", "this-randomizer", "l2"}
@@ -57,6 +63,7 @@ CLAIMS = [
     ("class S(eps0)", "class-S"),
     ("this one randomizer", "this-randomizer"),
     ("the given randomizer", "this-randomizer"),
+    ("this randomizer", "this-randomizer"),
     ("l2 diameter", "l2"),
 ]
 
