@@ -1,6 +1,6 @@
 """The accountant: every applicable bound, the tightest valid one chosen, all shown.
 
-``epsilon`` / ``delta`` / ``rdp`` are the public questions of spec/api.md. They validate
+``epsilon`` / ``delta`` / ``rdp`` are the public questions. They validate
 their arguments, loop over the bound registry (or the one bound named), compose rounds
 through each bound's routes, and return a ``Result`` whose answer is the smallest
 *upper* bound among the bounds allowed to be the default answer (tags [R]/[U] and

@@ -1,4 +1,4 @@
-"""Calibration: the inverse questions users actually ask (spec/accounting.md §6).
+"""Calibration: the inverse questions users actually ask.
 
 * ``eps0``   — the largest ε0 (any LDP randomizer, or k-RR with ``k=``) meeting a target;
 * ``sigma``  — the smallest Gaussian σ meeting a target;

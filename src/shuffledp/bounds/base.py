@@ -26,7 +26,7 @@ instance's output pair (T rounds on it are the product pair; composed optimistic
 ``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating
 the rest to ``super()``).
 
-Kinds (spec/README.md "Contract"): ``upper`` is a guarantee, rounded up; ``lower`` is what
+Kinds: ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
 curve is not a lower bound on ε(δ) — it is labelled ``estimate`` ("the best any RDP analysis
 could do").

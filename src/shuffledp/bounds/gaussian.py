@@ -1,4 +1,4 @@
-r"""Shuffle Gaussian bounds (spec/gaussian.md).
+r"""Shuffle Gaussian bounds.
 
 * ``liew-homogeneous`` — Liew & Takahashi, "Shuffle Gaussian Mechanism for Differential
   Privacy", arXiv:2206.09569v1, Theorem 1 (all orders, exact for n < λ), Theorem 2
