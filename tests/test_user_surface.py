@@ -107,7 +107,8 @@ def test_did_you_mean(capsys):
     assert "'--rounds'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("cmd", ["epsilon", "delta", "rdp", "calibrate", "report", "bounds"])
+@pytest.mark.parametrize("cmd", ["epsilon", "delta", "rdp", "calibrate", "report", "bounds",
+                                 "sweep", "figure"])
 def test_help_has_examples(cmd, capsys):
     assert main([cmd, "--help"]) == 0
     out = capsys.readouterr().out
@@ -270,3 +271,30 @@ def test_bound_references_are_public():
 def test_trimmed_clone_lemma_is_documented():
     text = (ROOT / "docs" / "trimmed-clone.md").read_text()
     assert "## Lemma" in text and "## Proof" in text and "1 − c^T" in text
+
+
+def test_internal_value_errors_are_said_in_user_terms(monkeypatch):
+    b = sd.bounds.get("fmt20")
+
+    def broken(*args, **kw):
+        raise ValueError("b must be a real number in (0, a=0.5]; got 0.0")
+
+    monkeypatch.setattr(type(b), "epsilon", broken)
+    proto = sd.Shuffle(sd.LDP(1.0), 500)
+    r = sd.epsilon(proto, 1e-6)
+    why = dict(r.not_applicable)["fmt20"]
+    assert "internal limit" in why and "b must" not in why
+    with pytest.raises(sd.NotApplicableError) as exc:
+        sd.epsilon(proto, 1e-6, bound="fmt20")
+    assert "b must" not in str(exc.value) and "fmt20" in str(exc.value)
+
+
+def test_result_says_when_the_pld_route_is_missing(monkeypatch):
+    from shuffledp import composition
+    monkeypatch.setattr(composition, "pld_unavailable_reason",
+                        lambda: "PLD composition needs dp-accounting")
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 2), 300), 1e-6, rounds=2)
+    assert all(c.composition != "pld" for c in r.candidates)
+    assert any("dp-accounting" in n and "not installed" in n for n in r.notes)
+    assert "note: the PLD composition route was not tried" in r.table()
+    assert r.to_dict()["notes"]

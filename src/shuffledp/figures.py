@@ -205,9 +205,14 @@ def make(name: str, out: str = "figures", progress: bool | None = None) -> dict:
 
 
 def add_cli(sub, protocol_args, num, int_like):
-    p = sub.add_parser("figure", help="reproduce a reference paper's figure (CSV + PNG)")
-    p.add_argument("name", choices=list(FIGURES) + ["all"])
-    p.add_argument("--out", default="figures")
+    import argparse
+    p = sub.add_parser("figure", help="reproduce a reference paper's figure (CSV + PNG)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n  shuffledp figure fmt23-fig1 --out figures\n"
+                              "  shuffledp figure all --out figures")
+    p.add_argument("name", choices=list(FIGURES) + ["all"],
+                   help="which figure, e.g. fmt23-fig1 (all: every figure)")
+    p.add_argument("--out", default="figures", help="output directory, e.g. --out figures")
 
     def run(a):
         names = list(FIGURES) if a.name == "all" else [a.name]

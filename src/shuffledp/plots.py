@@ -94,7 +94,8 @@ def line_plot(rows, x, y, series, path, *, kind_key="kind", logx=False, logy=Fal
         if kind == "answer" or emph:
             h, = ax.plot(xs, ys, "-", color="black", lw=3.2, alpha=0.35, zorder=5)
             h, = ax.plot(xs, ys, "-", color="black", lw=1.4, marker="o", markersize=4,
-                         zorder=6, label=" = ".join(names) + " (answer: best valid upper bound)")
+                         zorder=6, label="answer: best valid upper bound"
+                         + ("" if names == ["answer"] else f" ({' = '.join(names)})"))
         else:
             h, = ax.plot(xs, ys, KIND_STYLE.get(kind, "-"), color=bound_colour(bound),
                          marker=m, markersize=3.5, lw=1.4, label=label)

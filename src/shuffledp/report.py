@@ -316,7 +316,7 @@ def section_eps0(doc, sc, out, jobs, ctx):
     for mech in sc["mechanisms"]:
         sub = [dict(r, emphasis=False) for r in rows
                if r["mechanism"] == mech and r["kind"] in KINDS]
-        sub += [dict(r, series="answer", kind="answer") for r in rows
+        sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows
                 if r["mechanism"] == mech and r["chosen"]]
         png = plots.line_plot(sub, "eps0", "epsilon", "bound",
                               os.path.join(out, f"eps_vs_eps0_{mech.replace(':', '')}.png"),
@@ -336,7 +336,7 @@ def section_n(doc, sc, out, jobs, ctx):
                "lower bound", "gap"], _answer_rows(rows_n, key="n"))
     first = sc["mechanisms"][0]
     sub = [r for r in rows_n if r["kind"] in ("upper", "lower") and r["mechanism"] == first]
-    sub += [dict(r, series="answer", kind="answer") for r in rows_n
+    sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows_n
             if r["mechanism"] == first and r["chosen"]]
     doc.img(plots.line_plot(sub, "n", "epsilon", "bound", os.path.join(out, "eps_vs_n.png"),
                             logx=True, logy=True,

@@ -122,17 +122,33 @@ def _list(conv):
 
 
 def add_cli(sub, protocol_args, num, int_like):
-    p = sub.add_parser("sweep", help="every bound over a parameter grid, as CSV")
-    p.add_argument("--eps0", type=_list(float), default=None, help="comma-separated eps0 values")
-    p.add_argument("--n", type=_list(lambda s: int(float(s))), required=True)
-    p.add_argument("--delta", type=_list(float), required=True)
-    p.add_argument("--rounds", type=_list(lambda s: int(float(s))), default=[1])
+    import argparse
+    p = sub.add_parser("sweep", help="every bound over a parameter grid, as CSV",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n"
+                              "  shuffledp sweep --eps0 0.5,1,2 --n 1e4,1e5 --delta 1e-6 --out s.csv\n"
+                              "  shuffledp sweep --mechanism rr:2,rr:3 --eps0 1 --n 1e4 "
+                              "--delta 1e-6 --rounds 1,10 --jobs 2\n\n"
+                              "One row per bound and grid point: bound, kind, epsilon, the class "
+                              "it is valid for\n(valid_for, scope) and the composition route. "
+                              "A point where the bound does not\napply has empty kind and "
+                              "epsilon and the reason in not_applicable.")
+    p.add_argument("--eps0", type=_list(float), default=None,
+                   help="comma-separated eps0 values, e.g. --eps0 0.5,1,2")
+    p.add_argument("--n", type=_list(lambda s: int(float(s))), required=True,
+                   help="comma-separated numbers of users, e.g. --n 1e4,1e5")
+    p.add_argument("--delta", type=_list(float), required=True,
+                   help="comma-separated deltas in (0, 1), e.g. --delta 1e-6")
+    p.add_argument("--rounds", type=_list(lambda s: int(float(s))), default=[1],
+                   help="comma-separated numbers of rounds, e.g. --rounds 1,10,100")
     p.add_argument("--mechanism", type=_list(str), default=["ldp"],
-                   help="comma-separated: ldp, rr:K, gaussian:SIGMA")
-    p.add_argument("--bound", default=None)
-    p.add_argument("--jobs", type=int, default=1, help="parallel jobs through joblib (-1: all cores)")
-    p.add_argument("--backend", default=None, help="joblib backend (loky, threading, dask, ray, ...)")
-    p.add_argument("--out", default="sweep.csv")
+                   help="comma-separated: ldp, rr:K, gaussian:SIGMA, e.g. --mechanism ldp,rr:3")
+    p.add_argument("--bound", default=None, help="only this bound, e.g. --bound fmt20")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="parallel jobs through joblib (-1: all cores), e.g. --jobs 2")
+    p.add_argument("--backend", default=None,
+                   help="joblib backend (loky, threading, dask, ray, ...), e.g. --backend loky")
+    p.add_argument("--out", default="sweep.csv", help="output CSV file, e.g. --out sweep.csv")
 
     def run_cli(a):
         pts = grid(mechanism=a.mechanism, eps0=a.eps0 or [None], n=a.n, delta=a.delta,
