@@ -298,3 +298,30 @@ def test_result_says_when_the_pld_route_is_missing(monkeypatch):
     assert any("dp-accounting" in n and "not installed" in n for n in r.notes)
     assert "note: the PLD composition route was not tried" in r.table()
     assert r.to_dict()["notes"]
+
+
+def _chromium():
+    import shutil
+    return next((shutil.which(c) for c in ("chromium", "chromium-browser", "google-chrome")
+                 if shutil.which(c)), None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium on this machine")
+def test_report_renders_with_styled_tables_in_a_browser(tiny_report, tmp_path):
+    """The documented screenshot command (docs/report.md): the HTML's CSS is applied —
+    header cells get their #e8e8e8 background and cells their #999 borders."""
+    import subprocess
+    np = pytest.importorskip("numpy")
+    mpimg = pytest.importorskip("matplotlib.image")
+    info, out = tiny_report
+    shot = tmp_path / "shot.png"
+    subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                    "--window-size=1200,1600", f"--screenshot={shot}",
+                    (out / "report.html").as_uri()], check=True, timeout=120,
+                   capture_output=True)
+    img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
+    header_bg = np.all(np.abs(img - 232) <= 1, axis=-1).sum()
+    border = np.all(np.abs(img - 153) <= 2, axis=-1).sum()
+    assert header_bg > 500, "table header background missing: CSS not applied"
+    assert border > 200, "table borders missing: CSS not applied"

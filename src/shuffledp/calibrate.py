@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import _validate as v
 from .accountant import _ask
@@ -48,6 +49,24 @@ class Calibration(_Number):
     runner_up_epsilon: float | None   # its certified ε at ``runner_up_value``
     protocol: Shuffle
     runner_up_value: float | None = None   # the parameter the runner-up alone allows
+    #: Finds the runner-up's own parameter on first use (a second calibration, as costly as
+    #: the first, so it is not paid by callers that only want ``value``).
+    _search: Any = field(default=None, compare=False, repr=False)
+
+    def __getattribute__(self, name):
+        if name in ("runner_up_value", "runner_up_epsilon"):
+            object.__getattribute__(self, "_resolve")()
+        return object.__getattribute__(self, name)
+
+    def _resolve(self) -> None:
+        search = object.__getattribute__(self, "_search")
+        if search is None:
+            return
+        object.__setattr__(self, "_search", None)
+        ru = search()
+        if ru is not None:
+            object.__setattr__(self, "runner_up_value", ru.value)
+            object.__setattr__(self, "runner_up_epsilon", ru.epsilon)
 
     def _value(self):
         return self.value
@@ -117,19 +136,23 @@ def _finish(param, value, proto, target, delta, T):
 
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
-    """Re-run the calibration with only the runner-up bound: the parameter *it* allows."""
+    """Attach the search for the parameter the runner-up bound alone allows (run lazily)."""
     if cal.runner_up is None or _ONLY.get() is not None:
         return cal
-    token = _ONLY.set(cal.runner_up)
-    try:
-        ru = again()
-    except (NotApplicableError, ValueError, ArithmeticError):
-        ru = None
-    finally:
-        _ONLY.reset(token)
-    if ru is None or not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
-        return cal
-    return dataclasses.replace(cal, runner_up_value=ru.value, runner_up_epsilon=ru.epsilon)
+
+    def search():
+        token = _ONLY.set(cal.runner_up)
+        try:
+            ru = again()
+        except (NotApplicableError, ValueError, ArithmeticError):
+            return None
+        finally:
+            _ONLY.reset(token)
+        if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
+            return None
+        return ru
+
+    return dataclasses.replace(cal, _search=search)
 
 
 def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):

@@ -100,8 +100,17 @@ def line_plot(rows, x, y, series, path, *, kind_key="kind", logx=False, logy=Fal
             h, = ax.plot(xs, ys, KIND_STYLE.get(kind, "-"), color=bound_colour(bound),
                          marker=m, markersize=3.5, lw=1.4, label=label)
         handles.append(h)
+    from matplotlib import ticker
     if logx:
         ax.set_xscale("log")
+        # Plain numbers at the decades only: "2x10^0"-style minor labels collide.
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        lo, hi = ax.get_xlim()
+        if hi / lo < 100:       # less than two decades: label the data's own x values
+            xs_all = sorted({float(x) for (key, _k) in merged for x, _ in key})
+            if len(xs_all) <= 12:
+                ax.set_xticks(xs_all)
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel or x)
