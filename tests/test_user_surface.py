@@ -273,22 +273,6 @@ def test_trimmed_clone_lemma_is_documented():
     assert "## Lemma" in text and "## Proof" in text and "1 − c^T" in text
 
 
-def test_internal_value_errors_are_said_in_user_terms(monkeypatch):
-    b = sd.bounds.get("fmt20")
-
-    def broken(*args, **kw):
-        raise ValueError("b must be a real number in (0, a=0.5]; got 0.0")
-
-    monkeypatch.setattr(type(b), "epsilon", broken)
-    proto = sd.Shuffle(sd.LDP(1.0), 500)
-    r = sd.epsilon(proto, 1e-6)
-    why = dict(r.not_applicable)["fmt20"]
-    assert "internal limit" in why and "b must" not in why
-    with pytest.raises(sd.NotApplicableError) as exc:
-        sd.epsilon(proto, 1e-6, bound="fmt20")
-    assert "b must" not in str(exc.value) and "fmt20" in str(exc.value)
-
-
 def test_result_says_when_the_pld_route_is_missing(monkeypatch):
     from shuffledp import composition
     monkeypatch.setattr(composition, "pld_unavailable_reason",

@@ -94,18 +94,6 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
                 raise
             skipped.append((b.id, f"numerical failure ({exc}); not used"))
             continue
-        except ValueError:
-            # The user's inputs were validated above, so a ValueError from inside a bound is
-            # an internal parameter of its numerics out of range: say so in the user's
-            # terms, never with the internal variable's name.
-            why = (f"its numerics reach an internal limit for {proto.describe()} at "
-                   f"{'delta' if question == 'epsilon' else 'epsilon'}={x:g}, "
-                   f"rounds={rounds}")
-            if bound is not None:
-                raise NotApplicableError(f"bound {b.id!r} cannot evaluate this protocol: {why}"
-                                         ) from None
-            skipped.append((b.id, why + "; not used"))
-            continue
         scope, valid_for = b.label(proto, o.kind)
         cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
                                time.perf_counter() - t0, o.composition, o.details,
