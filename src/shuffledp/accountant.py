@@ -3,8 +3,8 @@
 ``epsilon`` / ``delta`` / ``rdp`` are the public questions. They validate
 their arguments, loop over the bound registry (or the one bound named), compose rounds
 through each bound's routes, and return a ``Result`` whose answer is the smallest
-*upper* bound among the bounds allowed to be the default answer (tags [R]/[U] and
-estimates never are).
+*upper* bound among the bounds allowed to be the default answer (reconstructed or
+unconfirmed formulas and estimates never are).
 """
 
 from __future__ import annotations
