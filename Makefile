@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job: the built-in default scenario, written to ./report
+# The built-in default scenario's report, written to ./report
 run: $(STAMP)
 	$(BIN)/shuffledp report --out report
 

@@ -206,31 +206,44 @@ def test_rounds_use_pair_rdp():
 # ---------------------------------------------------------------------------------------
 # PLD view of the pairs (clone_pair.pair_pld_atoms + composition.pld_*)
 # ---------------------------------------------------------------------------------------
-def _exact_pair_delta_composed(pair, eps, T):
-    """δ(ε) of T-fold products of the pair from its exact atoms (no window loss at small n)."""
-    from shuffledp import clone_pair as cp
-    lp, lq = cp.pair_log_atoms(pair, sds=40.0)
-    p = np.exp(lp)
-    loss = lp - lq
-    Lp, Lt = p, loss
+def _independent_pair(n, p, a):
+    """The g = 0 clone pair written out from its definition with math.comb (no library
+    code): the other n − 1 users are 0-/1-clones w.p. p/2 each; the victim is type 0 w.p.
+    a under P, w.p. 1 − a under Q. Returns aligned probability vectors."""
+    import math
+    P, Q = {}, {}
+    for c in range(n):
+        wc = math.comb(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c)
+        for z in range(c + 1):
+            wz = wc * math.comb(c, z) / 2.0 ** c
+            for vt, pa, qa in ((0, a, 1 - a), (1, 1 - a, a)):
+                key = (z + (vt == 0), c - z + (vt == 1))
+                P[key] = P.get(key, 0.0) + wz * pa
+                Q[key] = Q.get(key, 0.0) + wz * qa
+    keys = sorted(P)
+    return np.array([P[k] for k in keys]), np.array([Q[k] for k in keys])
+
+
+def _exact_pair_delta_composed(eps0, n, eps, T):
+    """δ(ε) of the T-fold product of the FMT23 pair, enumerated from the definition."""
+    import math
+    p, a = 2.0 / (math.exp(eps0) + 1.0), math.exp(eps0) / (1.0 + math.exp(eps0))
+    P, Q = _independent_pair(n, p, a)
+    PT, QT = P, Q
     for _ in range(T - 1):
-        Lp = np.outer(Lp, p).ravel()
-        Lt = np.add.outer(Lt, loss).ravel()
-    # δ = E_P[(1 − e^{ε − L})_+]; the atoms carry all but < 1e-30 of the mass at sds = 40.
-    return float(np.sum(Lp * np.maximum(-np.expm1(eps - Lt), 0.0)))
+        PT, QT = np.outer(PT, P).ravel(), np.outer(QT, Q).ravel()
+    return float(np.sum(np.maximum(PT - math.exp(eps) * QT, 0.0)))
 
 
 @pytest.mark.parametrize("T", [2, 3])
 def test_pld_route_is_above_exact_composition_and_close(T):
     pytest.importorskip("dp_accounting")
     proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), 12)
-    from shuffledp import clone_pair as cp
-    pair = cp.fmt23_pair(1.0, 12)
     for eps in (0.3, 0.8, 1.5):
-        exact = _exact_pair_delta_composed(pair, eps, T)
+        exact = _exact_pair_delta_composed(1.0, 12, eps, T)
         got = sd.delta(proto, epsilon=eps, rounds=T, bound="fmt23", composition="pld")
         assert got.composition == "pld" and got.kind == "upper"
-        assert got.delta >= exact
+        assert got.delta >= exact * (1 - 1e-12)
         # one grid step of ε (T·d, d ≤ 1e-3/T) moves δ by at most e^ε·Pr[L ≥ ε − Td] ≤ ~3e-3
         assert got.delta <= exact + 5e-3
 
@@ -252,7 +265,9 @@ def test_pld_route_is_above_brute_force_shuffle():
 
 def test_coarsened_pld_atoms_dominate_the_pair():
     # Past the atom budget, slices are merged into blocks carried by their smallest c: the
-    # atoms' hockey-stick divergence (both directions) must stay ≥ the pair's exact δ(ε).
+    # atoms' hockey-stick divergence (both directions) must stay ≥ the pair's δ(ε) from its
+    # closed-form slices (a second code path, itself checked against mpmath in
+    # test_clone_pair.py; not an independent oracle at n = 2e4).
     from shuffledp import clone_pair as cp
     from shuffledp.numerics import hockey_stick
     pair = cp.fmt20_pair(1.0, 20_000)
@@ -260,11 +275,11 @@ def test_coarsened_pld_atoms_dominate_the_pair():
     lp1, lq1, _ = cp.pair_pld_atoms(pair)
     assert lp.size < lp1.size / 4 and 0 < tail < 1e-15
     for eps in (0.0, 0.02, 0.05, 0.1):
-        exact = cp.pair_delta(pair, eps)
+        closed = cp.pair_delta(pair, eps)
         for a, b in ((lp, lq), (lq, lp)):
-            assert hockey_stick(a, b, eps) + tail >= exact * (1 - 1e-9)
+            assert hockey_stick(a, b, eps) + tail >= closed * (1 - 1e-9)
         fine = hockey_stick(lp1, lq1, eps) + tail
-        assert abs(fine - exact) <= 1e-6 * exact + 1e-15
+        assert abs(fine - closed) <= 1e-6 * closed + 1e-15
 
 
 def test_multi_round_answer_lists_pld_and_rdp():

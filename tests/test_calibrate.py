@@ -39,7 +39,21 @@ def test_users_is_smallest():
 
 def test_calibration_reports_bound_and_runner_up():
     c = sd.calibrate.eps0(n=100_000, epsilon=0.5, delta=1e-6)
-    assert c.bound and c.runner_up and c.runner_up_epsilon >= c.epsilon
+    assert c.bound and c.runner_up and c.runner_up != c.bound
+    # The runner-up is stated as the parameter it alone allows: no more than the winner's,
+    # and that parameter really meets the target through that bound alone.
+    assert c.runner_up_value is not None and c.runner_up_value <= c.value
+    r = sd.epsilon(sd.Shuffle(sd.LDP(c.runner_up_value), 100_000), 1e-6, bound=c.runner_up)
+    assert r.epsilon <= 0.5
+    assert c.runner_up_epsilon == pytest.approx(r.epsilon, rel=1e-12)
+    assert "alone would allow eps0 = " in str(c)
+
+
+def test_calibration_behaves_like_its_number():
+    c = sd.calibrate.users(sd.LDP(2.0), epsilon=0.5, delta=1e-6)
+    assert float(c) == c.value and int(float(c)) == c.value
+    assert f"{c:.0f}" == f"{c.value:.0f}"
+    assert c > 1 and c <= c.value
 
 
 @pytest.mark.parametrize("kwargs, name", [

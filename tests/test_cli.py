@@ -92,7 +92,9 @@ def test_gaussian_epsilon_prints_note_and_central_baselines(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "note: 'upper' rows hold for every pair" in out
-    line = [l for l in out.splitlines() if l.startswith("central baselines")][0]
+    # The baselines paragraph is wrapped at 88 columns: read it as one line.
+    line = " ".join(out[out.index("central baselines"):].split())
+    assert "add/remove" in line and "trusted server" in line and "1e-05" in line
     import re
     rdp_e, pld_e = (float(x) for x in re.findall(r"epsilon = ([0-9.]+)", line))
     assert 0 < pld_e <= rdp_e      # PLD accounting is never looser than RDP for this event

@@ -1,4 +1,4 @@
-"""trimmed-clone (gaussian.md §3a): the lemma by brute force, and the Gaussian anchors."""
+"""trimmed-clone (docs/trimmed-clone.md): the lemma by brute force, and the Gaussian anchors."""
 
 from __future__ import annotations
 
@@ -52,12 +52,50 @@ def test_lemma_brute_force_one_and_two_rounds(eps0, d0, n):
             assert two <= oracle.hockey(P2, Q2, eps) + 1 - c ** 2 + 1e-30
 
 
-def test_fmt20_theorem_value_beside_the_lemma():
-    """FMT20's (ε0, δ0) theorem charges (e^ε + 1)(1 + e^{−ε0}/2)·n·δ0 on top of the pure-ε0
-    amplification; the lemma charges n·δ0. Same ε0, δ0: the lemma's charge is smaller."""
-    eps0, d0, n, eps = 1.0, 0.02, 3, 0.3
-    fmt20_charge = (math.exp(eps) + 1) * (1 + math.exp(-eps0) / 2) * n * d0
-    assert n * d0 < fmt20_charge
+def _gauss_delta0(sigma, eps0):
+    """Balle–Wang exact (ε0, δ0) curve of the Gaussian, in mpmath (independent of the library)."""
+    s, e = mp.mpf(sigma), mp.mpf(eps0)
+    return mp.ncdf(1 / (2 * s) - e * s) - mp.e ** e * mp.ncdf(-1 / (2 * s) - e * s)
+
+
+@pytest.mark.parametrize("sigma,n,delta", [(1.0, 4, 0.05), (2.0, 5, 1e-2)])
+def test_library_value_is_the_lemma_at_its_eps0(sigma, n, delta):
+    """The accountant's one-round trimmed-clone ε satisfies the lemma recomputed in mpmath
+    at the ε0 it reports (δ_pair(ε) + n·δ0 ≤ δ), and is tight there (a slightly smaller ε
+    does not), so the library neither over- nor under-states the lemma."""
+    r = sd.epsilon(sd.Shuffle(sd.Gaussian(sigma), n), delta, bound="trimmed-clone")
+    e0 = r.chosen.details["eps0"]
+    d0 = _gauss_delta0(sigma, e0)
+    c = 1 - n * d0
+    e0p = mp.mpf(e0) - mp.log(c)
+    a = mp.e ** e0p / (1 + mp.e ** e0p)
+    P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)) * c, a)
+
+    def lemma(eps):
+        return max(oracle.hockey(P, Q, eps), oracle.hockey(Q, P, eps)) + n * d0
+
+    assert lemma(r.epsilon) <= delta * (1 + 1e-9)
+    assert lemma(r.epsilon * (1 - 1e-4) - 1e-9) > delta * (1 - 1e-6)
+
+
+def test_lemma_charge_beats_fmt20_theorem_charge():
+    """FMT20's (ε0, δ0) theorem adds (e^ε + 1)(1 + e^−ε0/2)·n·δ0 to the pure-ε0 pair's δ;
+    the lemma adds n·δ0 to a pair with a smaller clone probability. Both recomputed in
+    mpmath for a small case: the lemma's total is the smaller."""
+    sigma, n, eps = 1.0, 4, 0.5
+    best_lemma, best_fmt20 = mp.inf, mp.inf
+    for e0 in (0.8, 1.0, 1.3):
+        d0 = _gauss_delta0(sigma, e0)
+        c = 1 - n * d0
+        e0p = mp.mpf(e0) - mp.log(c)
+        P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)) * c, mp.e ** e0p / (1 + mp.e ** e0p))
+        best_lemma = min(best_lemma, oracle.hockey(P, Q, eps) + n * d0)
+        P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)), mp.e ** e0 / (1 + mp.e ** e0))
+        charge = (mp.e ** eps + 1) * (1 + mp.e ** (-mp.mpf(e0)) / 2) * n * d0
+        best_fmt20 = min(best_fmt20, oracle.hockey(P, Q, eps) + charge)
+    assert best_lemma < best_fmt20
+    lib = sd.delta(sd.Shuffle(sd.Gaussian(sigma), n), eps, bound="trimmed-clone").delta
+    assert lib <= float(best_lemma) * (1 + 1e-6) + 1e-12   # the library optimises ε0 further
 
 
 def test_accountant_default_one_round_anchor():

@@ -22,8 +22,8 @@ def test_report_small_scenario(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "upper" in md and "valid for" in md
     rows = list(csv.DictReader(open(tmp_path / "eps_vs_eps0.csv")))
-    assert rows and all(r["kind"] in ("upper", "lower", "estimate", "n/a") for r in rows)
-    assert all(r["valid_for"] for r in rows)
+    assert rows and all(r["kind"] in ("upper", "lower", "estimate") for r in rows)
+    assert all(r["valid_for"] and r["scope"] for r in rows)
     # exactly one chosen upper bound per grid point
     chosen = {(r["mechanism"], r["eps0"]) for r in rows if r["chosen"] == "True"}
     assert len(chosen) == 4

@@ -1,7 +1,7 @@
 """Argument checks for the public surface.
 
 Every check raises ``ValueError`` whose message names the parameter, its allowed range and
-the value received (spec/validation.md "Bad input"). Private kernels never re-check.
+the value received. Private kernels never re-check.
 """
 
 from __future__ import annotations

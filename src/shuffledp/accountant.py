@@ -1,10 +1,10 @@
 """The accountant: every applicable bound, the tightest valid one chosen, all shown.
 
-``epsilon`` / ``delta`` / ``rdp`` are the public questions of spec/api.md. They validate
+``epsilon`` / ``delta`` / ``rdp`` are the public questions. They validate
 their arguments, loop over the bound registry (or the one bound named), compose rounds
 through each bound's routes, and return a ``Result`` whose answer is the smallest
-*upper* bound among the bounds allowed to be the default answer (tags [R]/[U] and
-estimates never are).
+*upper* bound among the bounds allowed to be the default answer (reconstructed or
+unconfirmed formulas and estimates never are).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from . import composers as _composers
 from .bounds import all_bounds, get
 from .errors import NotApplicableError
 from .protocols import Shuffle
-from .results import Candidate, RdpCurve, Result
+from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
 
@@ -119,9 +119,10 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
                 raise _bound_failure(b, proto, exc) from exc
             skipped.append((b.id, _failure_reason(exc)))
             continue
-        cands.append(Candidate(b.id, o.kind, b.valid_for(proto), eps, dlt,
+        scope, valid_for = b.label(proto, o.kind)
+        cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
                                time.perf_counter() - t0, o.composition, o.details,
-                               default=b.default))
+                               default=b.default, scope=scope, question=question))
     val = (lambda c: c.epsilon) if question == "epsilon" else (lambda c: c.delta)
     if bound is not None:
         chosen = cands[0]
@@ -131,7 +132,24 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
             raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
         chosen = min(ups, key=val)
     return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
-                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition)
+                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
+                  notes=_notes(bounds, rounds, composition))
+
+
+def _notes(bounds, rounds, composition) -> tuple:
+    """What the user should know about routes that were not tried."""
+    if composition not in (None, "pld"):
+        return ()
+    if not any(hasattr(b, "pld_atoms") for b in bounds):
+        return ()
+    from .composition import pld_unavailable_reason
+    why = pld_unavailable_reason()
+    if why is None:
+        return ()
+    return ("the PLD composition route was not tried: the optional package dp-accounting is "
+            "not installed (pip install 'shuffledp[pld]'); "
+            + ("at T = 1 it changes nothing" if rounds == 1
+               else "with it, the answer over several rounds is often tighter"),)
 
 
 def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
@@ -185,7 +203,7 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         except Exception as exc:                        # noqa: BLE001
             raise _bound_failure(b, proto, exc) from exc
         return RdpCurve(lam, vals, b.id, b.kind,
-                        b.valid_for(proto), rounds)
+                        b.valid_for(proto), rounds, scope=b.scope)
     ok, _ = applicable(proto)
     ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
     if not ups:
@@ -206,8 +224,13 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         better = vals < best
         best = np.where(better, vals, best)
         who[better] = b.id
-    if not np.all(np.isfinite(best)) and not any(who):
-        raise NotApplicableError(f"no RDP upper bound could be evaluated for {proto.describe()}")
+    used = [b for b in ups if b.id in set(who)]
+    if not used:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()} at orders "
+                                 f"{lam.tolist()}")
+    # The pointwise minimum holds only for the randomizers every contributing bound covers:
+    # label it with the narrowest class among them (never a broader one).
+    narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    "any eps0-LDP randomizer" if proto.eps0 is not None else ups[0].valid_for(proto),
-                    rounds, {"bound_per_order": list(who)})
+                    narrow.valid_for(proto), rounds, {"bound_per_order": list(who)},
+                    scope=narrow.scope)

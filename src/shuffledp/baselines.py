@@ -1,4 +1,4 @@
-"""Central (no shuffling) baselines for the seed's learning setting (spec/gaussian.md §5).
+"""Central (no shuffling) baselines for the federated-learning setting of Liew–Takahashi (arXiv:2206.09569).
 
 DP-SGD without shuffling: each round the Poisson-subsampled Gaussian mechanism with rate q
 and noise multiplier σ, composed over ``steps`` rounds, accounted by Google's
@@ -30,7 +30,7 @@ def central_baselines(q: float = 0.1, sigma: float = 5.0, steps: int = 5540,
     """ε of ``steps`` Poisson-subsampled Gaussian rounds, RDP and PLD accountants.
 
     Returns ``{"rdp": ε, "pld": ε, "q", "sigma", "steps", "delta", "source"}``. Defaults are
-    the seed's MNIST setting (q = 0.1, σ = 5, 5540 steps, δ = 1/60000). These are central
+    the MNIST setting of Liew–Takahashi (q = 0.1, σ = 5, 5540 steps, δ = 1/60000). These are central
     DP-SGD numbers (the sum is computed by a trusted server), shown beside the shuffle
     accounting for comparison; they are ``dp_accounting``'s upper bounds.
     """

@@ -1,4 +1,4 @@
-"""Calibration: the inverse questions users actually ask (spec/accounting.md §6).
+"""Calibration: the inverse questions users actually ask.
 
 * ``eps0``   — the largest ε0 (any LDP randomizer, or k-RR with ``k=``) meeting a target;
 * ``sigma``  — the smallest Gaussian σ meeting a target;
@@ -16,22 +16,30 @@ was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by de
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import _validate as v
 from .accountant import _ask
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
+from .results import _Number
 
 __all__ = ["Calibration", "calibrate", "entry", "eps0", "sigma", "rounds", "users"]
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """A calibrated parameter with the guarantee that certifies it."""
+class Calibration(_Number):
+    """A calibrated parameter with the guarantee that certifies it.
+
+    Behaves like the parameter's number: ``float(c)``, ``f"{c:.3f}"`` and comparisons use
+    ``value``. ``runner_up_value`` is the parameter the next-best bound would allow on its
+    own (``runner_up_epsilon`` its certified ε there), so the two can be compared directly.
+    """
 
     parameter: str         # "eps0", "sigma", "rounds" or "users"
     value: float
@@ -40,40 +48,117 @@ class Calibration:
     delta: float
     rounds: int
     bound: str             # the bound that achieved it
-    runner_up: str | None  # the next-best upper bound and its ε
-    runner_up_epsilon: float | None
+    runner_up: str | None  # the next-best upper bound at ``value``
+    runner_up_epsilon: float | None   # its certified ε at ``runner_up_value``
     protocol: Shuffle
     note: str | None = None  # e.g. the search cap was reached (the value is the cap)
+    runner_up_value: float | None = None   # the parameter the runner-up alone allows
+    #: Finds the runner-up's own parameter on first use (a second calibration, as costly as
+    #: the first, so it is not paid by callers that only want ``value``).
+    _search: Any = field(default=None, compare=False, repr=False)
+
+    def __getattribute__(self, name):
+        if name in ("runner_up_value", "runner_up_epsilon"):
+            object.__getattribute__(self, "_resolve")()
+        return object.__getattribute__(self, name)
+
+    def _resolve(self) -> None:
+        search = object.__getattribute__(self, "_search")
+        if search is None:
+            return
+        object.__setattr__(self, "_search", None)
+        ru = search()
+        if ru is not None:
+            object.__setattr__(self, "runner_up_value", ru.value)
+            object.__setattr__(self, "runner_up_epsilon", ru.epsilon)
+
+    def _value(self):
+        return self.value
+
+    def __repr__(self) -> str:
+        return (f"Calibration({self.parameter}={self.value:.8g}, epsilon={self.epsilon:.6g} "
+                f"<= {self.target:g}, delta={self.delta:g}, bound={self.bound!r})")
 
     def to_dict(self) -> dict:
         return {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
                 "target": self.target, "delta": self.delta, "rounds": self.rounds,
                 "bound": self.bound, "runner_up": self.runner_up,
+                "runner_up_value": self.runner_up_value,
                 "runner_up_epsilon": self.runner_up_epsilon,
                 "protocol": self.protocol.describe(), "note": self.note}
+
+    def runner_up_text(self) -> str | None:
+        """'fmt20-closed would allow eps0 = 2.1' (None without a runner-up)."""
+        if not self.runner_up:
+            return None
+        if self.runner_up_value is None:
+            return f"'{self.runner_up}' cannot meet the target on its own"
+        v = (f"{int(self.runner_up_value)}" if self.parameter in ("rounds", "users")
+             else f"{self.runner_up_value:.6g}")
+        return f"'{self.runner_up}' alone would allow {self.parameter} = {v}"
 
     def __str__(self) -> str:
         s = (f"{self.parameter} = {self.value:.8g}  ->  epsilon = {self.epsilon:.6g} <= target "
              f"{self.target:g} at delta = {self.delta:g}, rounds = {self.rounds}\n"
              f"certified by '{self.bound}' ({self.protocol.describe()})")
         if self.runner_up:
-            s += f"\nrunner-up: '{self.runner_up}' gives epsilon = {self.runner_up_epsilon:.6g}"
+            s += f"\nrunner-up: {self.runner_up_text()}"
         if self.note:
             s += f"\nnote: {self.note}"
         return s
 
 
+#: Set while calibrating for the runner-up: the accountant is restricted to that bound.
+_ONLY: contextvars.ContextVar = contextvars.ContextVar("shuffledp_calibrate_only", default=None)
+
+
+class _Missed:
+    """What a single named bound 'certifies' where it does not apply: nothing."""
+
+    epsilon = math.inf
+
+
 def _best(proto, delta, T):
+    only = _ONLY.get()
+    if only is not None:
+        try:
+            return _ask(proto, delta, T, only, None, "epsilon")
+        except (NotApplicableError, ArithmeticError):
+            return _Missed()
     return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
 
 
 def _finish(param, value, proto, target, delta, T):
+    if _ONLY.get() is not None:
+        r = _best(proto, delta, T)
+        return Calibration(param, value, r.epsilon, target, delta, T, _ONLY.get(), None, None,
+                           proto)
     r = _best(proto, delta, T)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
     ru = ups[1] if len(ups) > 1 else None
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
-                       ru.bound if ru else None, ru.epsilon if ru else None, proto)
+                       ru.bound if ru else None, None, proto)
+
+
+def _with_runner_up(cal: Calibration, again) -> Calibration:
+    """Attach the search for the parameter the runner-up bound alone allows (run lazily)."""
+    if cal.runner_up is None or _ONLY.get() is not None:
+        return cal
+
+    def search():
+        token = _ONLY.set(cal.runner_up)
+        try:
+            ru = again()
+        except (NotApplicableError, ValueError, ArithmeticError):
+            return None
+        finally:
+            _ONLY.reset(token)
+        if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
+            return None
+        return ru
+
+    return dataclasses.replace(cal, _search=search)
 
 
 def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):
@@ -113,6 +198,10 @@ def _family(template, e0):
 # The generic calibrator (dp_accounting's calibrate_dp_mechanism shape)
 # ------------------------------------------------------------------------------------------
 def _ledger_epsilon(acc, delta):
+    e = acc.entries
+    if _ONLY.get() is not None and len(e) == 1 and e[0].is_shuffle:
+        # The runner-up search: only the named bound certifies (see ``_best``).
+        return _best(e[0].item, delta, e[0].rounds).epsilon
     return acc.epsilon(delta).epsilon
 
 
@@ -301,6 +390,14 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None, 
     ``sampling``: ``CheckIn(rate)`` or ``WithoutReplacement(size)`` per round (the sampled
     bounds apply).
     """
+    return _with_runner_up(
+        _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol),
+        lambda: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling,
+                      tol=1e-3))
+
+
+def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
+          tol=1e-5) -> Calibration:
     if mechanism is not None:
         if k is not None:
             raise ValueError("pass at most one of k and mechanism")
@@ -326,6 +423,8 @@ def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None, 
     # certifies, the accountant certifies too, so its answer is a valid lower end.
     certified = False
     try:
+        if _ONLY.get() not in (None, "girgis-ub1"):
+            raise NotApplicableError("the runner-up alone: no shortcut through girgis-ub1")
         def ub1(e0):
             return _ask(proto(e0), d, T, "girgis-ub1", None, "epsilon").epsilon
         hi1 = lo * 2
@@ -389,6 +488,12 @@ def _calibrate_loop(eps_at, target, lo, hi, want, tol):
 
 def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
     """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``."""
+    return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol),
+                           lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
+                                          tol=1e-3))
+
+
+def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
@@ -403,6 +508,11 @@ def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibratio
 
 def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     """Largest number of rounds T for which ``proto`` meets (epsilon, delta)."""
+    return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds),
+                           lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds))
+
+
+def _rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     if not isinstance(proto, Shuffle):
         raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
@@ -445,6 +555,13 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
 
 def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
     """Smallest number of users n for which the shuffle of ``mechanism`` meets the target."""
+    return _with_runner_up(
+        _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users),
+        lambda: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
+                       max_users=max_users))
+
+
+def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
@@ -454,46 +571,114 @@ def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**1
                      limits=(1, max_users))
 
 
+#: Flags each calibration question uses; any other flag given is an error (never ignored).
+_USES = {
+    "eps0": {"n", "k", "mechanism", "checkin", "sample_size", "rounds"},
+    "sigma": {"n", "checkin", "sample_size", "rounds"},
+    "rounds": {"n", "eps0", "sigma", "mechanism", "checkin", "sample_size"},
+    "users": {"eps0", "sigma", "mechanism", "checkin", "sample_size", "rounds"},
+}
+_FLAG = {"n": "--n", "k": "--k", "mechanism": "--mechanism", "checkin": "--checkin",
+         "sample_size": "--sample-size", "rounds": "--rounds", "eps0": "--eps0",
+         "sigma": "--sigma"}
+
+_EPILOG = """examples:
+  shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6            # any eps0-LDP randomizer
+  shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6 --mechanism rr:3 --rounds 10
+  shuffledp calibrate sigma --n 60000 --epsilon 1 --delta 1e-5 --checkin 0.1 --rounds 100
+  shuffledp calibrate rounds --n 10000 --eps0 1 --epsilon 1 --delta 1e-6
+  shuffledp calibrate users --eps0 1 --mechanism rr:2 --epsilon 0.1 --delta 1e-6
+
+The answer is always on the certified side (its epsilon <= the target). The runner-up line
+gives the parameter the next-best bound would allow on its own."""
+
+
+def _check_flags(a) -> None:
+    used = _USES[a.what]
+    given = [k for k in _FLAG if getattr(a, k, None) is not None]
+    extra = [_FLAG[k] for k in given if k not in used]
+    if extra:
+        raise ValueError(f"calibrate {a.what} does not use {', '.join(extra)} "
+                         f"(it uses {', '.join(_FLAG[k] for k in _FLAG if k in used)}, "
+                         "--epsilon, --delta)")
+    if a.checkin is not None and a.sample_size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    if a.sigma is not None and (a.mechanism is not None or a.eps0 is not None):
+        raise ValueError("--sigma selects the Gaussian mechanism; do not combine it with "
+                         "--mechanism or --eps0")
+
+
 def add_cli(sub, protocol_args, num, int_like):
     """`shuffledp calibrate eps0|sigma|rounds|users ...`"""
+    import argparse
     import json
 
-    from .cli import mechanism_from_spec, protocol_from_args
+    from .cli import mechanism_from_spec
 
-    p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)")
-    p.add_argument("what", choices=["eps0", "sigma", "rounds", "users"])
-    p.add_argument("--epsilon", type=num, required=True)
-    p.add_argument("--delta", type=num, required=True)
-    p.add_argument("--n", type=int_like, default=None, help="users per round (eps0, sigma, rounds)")
-    p.add_argument("--eps0", type=num, default=None, help="local eps0 (rounds, users)")
-    p.add_argument("--k", type=int_like, default=None, help="eps0: calibrate k-ary randomized response")
-    p.add_argument("--sigma", type=num, default=None, help="rounds/users with a Gaussian")
-    p.add_argument("--mechanism", default="ldp",
-                   help="ldp, rr:K, oue:D, rappor:D, hr:D, olh:D (eps0: the family calibrated), "
-                        "gaussian:SIGMA (rounds/users)")
-    p.add_argument("--checkin", type=num, default=None, metavar="RATE")
-    p.add_argument("--sample-size", type=int_like, default=None, metavar="M")
-    p.add_argument("--rounds", type=int_like, default=1)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
+                       description="Find the parameter that meets a target (epsilon, delta): "
+                                   "the largest eps0, smallest sigma, largest number of rounds "
+                                   "or smallest number of users.",
+                       epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["eps0", "sigma", "rounds", "users"],
+                   help="the parameter to calibrate")
+    p.add_argument("--epsilon", type=num, required=True, help="target epsilon, e.g. 1.0")
+    p.add_argument("--delta", type=num, required=True, help="target delta in (0, 1), e.g. 1e-6")
+    p.add_argument("--n", type=int_like, default=None,
+                   help="users per round (eps0, sigma, rounds), e.g. 10000")
+    p.add_argument("--eps0", type=num, default=None,
+                   help="local eps0 of the randomizer (rounds, users), e.g. 1.0")
+    p.add_argument("--k", type=int_like, default=None,
+                   help="eps0: calibrate k-ary randomized response (same as --mechanism rr:K)")
+    p.add_argument("--sigma", type=num, default=None,
+                   help="rounds/users: a Gaussian mechanism with this sigma, e.g. 5")
+    p.add_argument("--mechanism", default=None,
+                   help="eps0: the family calibrated: ldp (default), rr:K, oue:D, rappor:D, hr:D, "
+                        "olh:D; rounds/users: ldp, rr:K, oue:D, ..., matrix:FILE")
+    p.add_argument("--checkin", type=num, default=None, metavar="RATE",
+                   help="each user takes part in a round with this probability, e.g. 0.1")
+    p.add_argument("--sample-size", type=int_like, default=None, metavar="M",
+                   help="M users sampled without replacement per round, e.g. 1000")
+    p.add_argument("--rounds", type=int_like, default=None,
+                   help="number of rounds T (eps0, sigma, users; default 1), e.g. 10")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(a):
         from .protocols import CheckIn, WithoutReplacement
+        _check_flags(a)
         sampling = (CheckIn(a.checkin) if a.checkin is not None else
                     WithoutReplacement(a.sample_size) if a.sample_size is not None else None)
+        T = 1 if a.rounds is None else a.rounds
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
         if a.what == "eps0":
-            fam = None if a.mechanism in ("ldp", None) else mechanism_from_spec(a.mechanism, 1.0)
-            c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k, mechanism=fam, sampling=sampling)
+            k, fam = a.k, None
+            if a.mechanism is not None:
+                kind, _, arg = a.mechanism.partition(":")
+                kind = kind.strip().lower()
+                if kind == "ldp":
+                    mk = None
+                elif kind in ("rr", "krr"):
+                    mk = mechanism_from_spec(a.mechanism, 1.0).k
+                elif kind in ("gaussian", "gauss", "matrix"):
+                    raise ValueError("calibrate eps0: --mechanism must be a family with an eps0 "
+                                     "parameter (ldp, rr:K, oue:D, rappor:D, hr:D, olh:D); "
+                                     f"got {a.mechanism!r}")
+                else:
+                    mk, fam = None, mechanism_from_spec(a.mechanism, 1.0)
+                if k is not None and (fam is not None or mk != k):
+                    raise ValueError(f"--k {k} contradicts --mechanism {a.mechanism}")
+                k = mk
+            c = eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling)
         elif a.what == "sigma":
-            c = sigma(a.n, a.epsilon, a.delta, a.rounds, sampling=sampling)
+            c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling)
         else:
-            spec = f"gaussian:{a.sigma}" if a.sigma is not None else a.mechanism
+            spec = f"gaussian:{a.sigma}" if a.sigma is not None else (a.mechanism or "ldp")
             mech = mechanism_from_spec(spec, a.eps0)
             if a.what == "rounds":
                 c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)
             else:
-                c = users(mech, a.epsilon, a.delta, a.rounds, sampling=sampling)
+                c = users(mech, a.epsilon, a.delta, T, sampling=sampling)
         print(json.dumps(c.to_dict()) if a.json else str(c))
         return 0
 

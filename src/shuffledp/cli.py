@@ -1,7 +1,7 @@
 """Command line: ``shuffledp epsilon | delta | rdp | bounds | calibrate | report | figure | sweep``.
 
 Human output is a table of every applicable bound with the chosen one marked; ``--json``
-prints one JSON object on stdout (spec/api.md). Errors go to stderr with exit status 2.
+prints one JSON object on stdout. Errors go to stderr with exit status 2.
 """
 
 from __future__ import annotations
@@ -19,23 +19,127 @@ from .protocols import CheckIn, Shuffle, WithoutReplacement
 __all__ = ["main", "build_parser", "protocol_from_args"]
 
 
+ADJACENCY_HELP = (
+    "Neighbouring datasets differ in one user's input (replacement). For gaussian:SIGMA, "
+    "SIGMA is the noise per unit l2 diameter of the inputs: gradients clipped to norm C "
+    "have diameter 2C, so an Opacus/dp_accounting noise multiplier z (noise z*C) is "
+    "gaussian:z/2.")
+
+MATRIX_HELP = (
+    "matrix:FILE is a randomizer given as a CSV or JSON file: one row per input value, one "
+    "column per output, each row a probability distribution. CSV may start with a header "
+    "row; JSON is a list of rows or {\"matrix\": [[...], ...]}.")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("shuffledp")
+        except PackageNotFoundError:
+            pass
+    except ImportError:  # pragma: no cover
+        pass
+    from . import __version__
+    return __version__
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports errors as 'shuffledp: error: ...' with exit status 2."""
+    """argparse that reports errors as 'shuffledp: error: ...' with exit status 2, and
+    suggests the closest sub-command or flag for a misspelt one."""
 
     def error(self, message):
         self.print_usage(sys.stderr)
-        print(f"shuffledp: error: {message}", file=sys.stderr)
+        print(f"shuffledp: error: {message}{_did_you_mean(self, message)}", file=sys.stderr)
         raise SystemExit(2)
 
 
+def _did_you_mean(parser, message: str) -> str:
+    import difflib
+    import re
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m:
+        choices = re.findall(r"'?([\w-]+)'?", m.group(2))
+        close = difflib.get_close_matches(m.group(1), choices, n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
+    m = re.search(r"unrecognized arguments: (.*)", message)
+    if not m:
+        return ""
+    flags = [o for a in parser._actions for o in a.option_strings]
+    for a in parser._actions:            # the sub-command's own flags
+        if isinstance(a, argparse._SubParsersAction):
+            argv = sys.argv[1:] if _ARGV is None else _ARGV
+            cmd = next((x for x in argv if x in a.choices), None)
+            if cmd:
+                flags += [o for b in a.choices[cmd]._actions for o in b.option_strings]
+    hints = []
+    for word in m.group(1).split():
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"'{close[0]}' for '{word}'")
+    return f"; did you mean {', '.join(hints)}?" if hints else ""
+
+
+_ARGV = None   # the argv main() is parsing (for the flag suggestions)
+
+
 def _load_matrix(path: str):
+    """Read a randomizer matrix; every error names the file and, for CSV, the line."""
     import csv
     import pathlib
 
-    text = pathlib.Path(path).read_text()
-    if path.endswith(".json"):
-        return json.loads(text)
-    return [[float(x) for x in row if x.strip()] for row in csv.reader(text.splitlines()) if row]
+    try:
+        raw = pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"matrix file {path!r} cannot be read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"matrix file {path!r} is not UTF-8 text (byte {exc.start}); save it "
+                         "as a UTF-8 CSV or JSON file") from None
+    if path.lower().endswith(".json") or text.lstrip().startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"matrix file {path!r}, line {exc.lineno}, column {exc.colno}: "
+                             f"not valid JSON ({exc.msg})") from None
+        if isinstance(data, dict):
+            if "matrix" not in data:
+                raise ValueError(f"matrix file {path!r}: a JSON object must have the key "
+                                 f"'matrix'; got keys {sorted(data)}")
+            data = data["matrix"]
+        if not (isinstance(data, list) and data and all(isinstance(r, list) for r in data)):
+            raise ValueError(f"matrix file {path!r}: expected a JSON list of rows (one per "
+                             "input), each a list of output probabilities")
+        for i, row in enumerate(data):
+            for j, x in enumerate(row):
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise ValueError(f"matrix file {path!r}: row {i + 1}, column {j + 1}: "
+                                     f"expected a number; got {x!r}")
+        return data
+    rows = []
+    for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
+        cells = [x.strip() for x in row]
+        if not any(cells):
+            continue
+        vals = []
+        for col, x in enumerate(cells, start=1):
+            if not x:
+                continue
+            try:
+                vals.append(float(x))
+            except ValueError:
+                vals = None
+                if rows or lineno > 1:
+                    raise ValueError(f"matrix file {path!r}, line {lineno}, column {col}: "
+                                     f"not a number: {x!r}") from None
+                break                       # a header on the first line
+        if vals is not None:
+            rows.append(vals)
+    if not rows:
+        raise ValueError(f"matrix file {path!r} has no rows of numbers")
+    return rows
 
 
 def mechanism_from_spec(spec: str, eps0):
@@ -54,11 +158,11 @@ def mechanism_from_spec(spec: str, eps0):
     if kind == "matrix":
         if not arg:
             raise ValueError("mechanism matrix:FILE needs a CSV or JSON file path")
+        m = _load_matrix(arg)
         try:
-            m = _load_matrix(arg)
-        except OSError as exc:
-            raise ValueError(f"matrix file {arg!r} cannot be read: {exc.strerror}") from None
-        return Randomizer(m, eps0=eps0)
+            return Randomizer(m, eps0=eps0)
+        except ValueError as exc:
+            raise ValueError(f"matrix file {arg!r}: {exc}") from None
     if eps0 is None:
         raise ValueError(f"--eps0 is required for mechanism {spec!r}")
     if kind == "ldp":
@@ -121,18 +225,47 @@ def _int_like(s: str):
 
 
 def _protocol_args(p, need_eps0=True):
-    p.add_argument("--eps0", type=_num, help="local privacy level eps0 (LDP mechanisms)")
-    p.add_argument("--n", type=_int_like, required=True, help="number of users per round")
+    p.add_argument("--eps0", type=_num,
+                   help="local privacy level eps0 of the randomizer, e.g. --eps0 1.0 (needed "
+                        "for ldp and rr:K; optional for matrix:FILE)")
+    p.add_argument("--n", type=_int_like, required=True,
+                   help="number of users per round, e.g. --n 1e5")
     p.add_argument("--mechanism", default="ldp",
-                   help="ldp (default: any eps0-LDP randomizer), rr:K, oue:D, rappor:D, hr:D, "
-                        "olh:D (binary local hashing), gaussian:SIGMA, matrix:FILE")
+                   help="ldp (default: any eps0-LDP randomizer), rr:K (k-ary randomized "
+                        "response, e.g. rr:3), oue:D, rappor:D, hr:D, olh:D (unary encodings "
+                        "and hashing on D values, e.g. oue:1000), gaussian:SIGMA (e.g. "
+                        "gaussian:5), matrix:FILE (e.g. matrix:R.csv; format below)")
     p.add_argument("--checkin", type=_num, default=None, metavar="RATE",
-                   help="each user checks in independently with this probability")
+                   help="each user takes part in a round independently with this probability, "
+                        "e.g. --checkin 0.1")
     p.add_argument("--sample-size", type=_int_like, default=None, metavar="M",
-                   help="M users sampled without replacement per round")
-    p.add_argument("--rounds", type=_int_like, default=1, help="number of adaptive rounds T (default 1)")
-    p.add_argument("--bound", default=None, help="one bound id (default: all; see `shuffledp bounds`)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+                   help="M users sampled without replacement per round, e.g. --sample-size 1000")
+    p.add_argument("--rounds", type=_int_like, default=1,
+                   help="number of adaptive rounds T (default 1), e.g. --rounds 100")
+    p.add_argument("--bound", default=None,
+                   help="only this bound, e.g. --bound fmt20 (default: every bound that "
+                        "applies; list: shuffledp bounds)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    if any(a.dest == "details" for a in p._actions):
+        return
+    p.add_argument("--details", action="store_true",
+                   help="also print each row's full validity sentence")
+
+
+def _epilog(*examples) -> str:
+    return ("examples:\n" + "\n".join(f"  {e}" for e in examples) + "\n\n"
+            + _fill(MATRIX_HELP) + "\n\n" + _fill(ADJACENCY_HELP))
+
+
+def _fill(text: str) -> str:
+    import textwrap
+    return textwrap.fill(text, 88)
+
+
+_COMPOSITION_HELP = ("how rounds are composed: rdp (Renyi DP summed, then converted), kov15 "
+                     "(optimal (eps, delta) composition), pld (privacy-loss distributions; "
+                     "needs the pld extra), none (one round only); default: the tightest "
+                     "available, e.g. --composition rdp")
 
 
 def _composer_ids():
@@ -141,25 +274,53 @@ def _composer_ids():
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="shuffledp", description="Privacy accounting for the shuffle model.")
+    fmt = argparse.RawDescriptionHelpFormatter
+    ap = _Parser(prog="shuffledp", formatter_class=fmt,
+                 description="Privacy accounting for the shuffle model: certified central "
+                             "(epsilon, delta) and RDP guarantees for n users who randomize "
+                             "locally and whose reports are shuffled, over T rounds.",
+                 epilog="examples:\n"
+                        "  shuffledp epsilon --eps0 1 --n 1e4 --delta 1e-6\n"
+                        "  shuffledp calibrate eps0 --n 1e4 --epsilon 1 --delta 1e-6\n"
+                        "  shuffledp <command> --help   # the options of one command\n\n"
+                        + _fill(ADJACENCY_HELP))
+    ap.add_argument("--version", action="version", version=f"shuffledp {_version()}")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("epsilon", help="smallest certified epsilon for a delta")
+    p = sub.add_parser("epsilon", help="smallest certified epsilon for a delta",
+                       formatter_class=fmt,
+                       epilog=_epilog("shuffledp epsilon --eps0 1 --n 1e4 --delta 1e-6",
+                                      "shuffledp epsilon --eps0 1 --n 1e4 --delta 1e-6 "
+                                      "--mechanism rr:3 --rounds 10 --composition pld",
+                                      "shuffledp epsilon --mechanism gaussian:5 --n 6000 "
+                                      "--checkin 0.1 --rounds 100 --delta 1e-5"))
     _protocol_args(p)
-    p.add_argument("--delta", type=_num, required=True)
-    p.add_argument("--composition", default=None, choices=_composer_ids())
+    p.add_argument("--delta", type=_num, required=True,
+                   help="target delta in (0, 1), e.g. --delta 1e-6")
+    p.add_argument("--composition", default=None, choices=_composer_ids(),
+                   help=_COMPOSITION_HELP)
 
-    p = sub.add_parser("delta", help="smallest certified delta for an epsilon")
+    p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
+                       formatter_class=fmt,
+                       epilog=_epilog("shuffledp delta --eps0 1 --n 1e4 --epsilon 0.1",
+                                      "shuffledp delta --mechanism matrix:R.csv --n 1000 "
+                                      "--epsilon 0.5 --rounds 5"))
     _protocol_args(p)
-    p.add_argument("--epsilon", type=_num, required=True)
-    p.add_argument("--composition", default=None, choices=_composer_ids())
+    p.add_argument("--epsilon", type=_num, required=True,
+                   help="epsilon >= 0 at which to bound delta, e.g. --epsilon 0.5")
+    p.add_argument("--composition", default=None, choices=_composer_ids(),
+                   help=_COMPOSITION_HELP)
 
-    p = sub.add_parser("rdp", help="RDP curve at given orders")
+    p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
+                       epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
     _protocol_args(p)
-    p.add_argument("--orders", required=True, help="comma-separated orders > 1, e.g. 2,3,4.5")
+    p.add_argument("--orders", required=True,
+                   help="comma-separated Renyi orders > 1, e.g. --orders 2,3,4.5")
 
-    p = sub.add_parser("bounds", help="list every bound with its kind and reference")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("bounds", help="list every bound with its kind, class and reference",
+                       formatter_class=fmt,
+                       epilog="examples:\n  shuffledp bounds\n  shuffledp bounds --json")
+    p.add_argument("--json", action="store_true", help="print one JSON list")
 
     _extra_commands(sub)
     from .fl.cli import add_cli as _fl_cli   # fl-demo; torch is imported only when it runs
@@ -184,17 +345,32 @@ def _extra_commands(sub):
 
 def _cmd_bounds(a) -> int:
     from .bounds import all_bounds
-    rows = [{"bound": b.id, "kind": b.kind, "default": b.default, "title": b.title,
-             "reference": b.reference} for b in all_bounds()]
+    from .results import SCOPES
+    rows = [{"bound": b.id, "kind": b.kind, "default": b.default, "scope": b.scope,
+             "valid_for": SCOPES.get(b.scope, ""), "title": b.title,
+             "reference": _public_reference(b.reference)} for b in all_bounds()]
     if a.json:
         print(json.dumps(rows))
         return 0
+    import textwrap
     w = max(len(r["bound"]) for r in rows)
     for r in rows:
         tag = r["kind"] + ("" if r["default"] or r["kind"] != "upper" else " (not default)")
-        print(f"{r['bound'].ljust(w)}  {tag.ljust(22)}  {r['title']}")
-        print(f"{' ' * w}  {'':22}  {r['reference']}")
+        print(f"{r['bound'].ljust(w)}  {tag.ljust(19)}  {r['scope']}")
+        for line in textwrap.wrap(f"{r['title']}. {r['reference']}", 96):
+            print(f"    {line}")
+    print()
+    print(_fill("classes: " + "; ".join(f"{k} = {v}" for k, v in SCOPES.items())))
+    print(_fill("Bounds marked 'not default' (reconstructed or unconfirmed formulas) and "
+                "estimates are shown for comparison but never chosen as the answer."))
     return 0
+
+
+def _public_reference(ref: str) -> str:
+    """The paper citation without pointers to internal design notes."""
+    import re
+    ref = re.sub(r";?\s*spec/[\w.]+(\s*§\s*[\w.,\s§]+)?", "", ref)
+    return ref.strip().rstrip(";,")
 
 
 GAUSSIAN_NOTE = ("note: 'upper' rows hold for every pair of neighbouring datasets; "
@@ -240,15 +416,15 @@ def _run(a) -> int:
                 d["central_baselines"] = base
             print(json.dumps(d))
         else:
-            print(r.table())
+            print(r.table(details=getattr(a, "details", False)))
             if isinstance(proto.mechanism, Gaussian):
-                print(GAUSSIAN_NOTE)
+                print(_fill(GAUSSIAN_NOTE))
             if proto.sampling is not None:
-                print(SAMPLING_NOTE)
+                print(_fill(SAMPLING_NOTE))
             if base is not None:
-                print(f"central baselines at delta = {base['delta']:g} (trusted server, no "
-                      f"shuffler; {base['source']}): RDP epsilon = {base['rdp']:.4g}, "
-                      f"PLD epsilon = {base['pld']:.4g}")
+                print(_fill(f"central baselines at delta = {base['delta']:g} (add/remove "
+                            f"adjacency, trusted server, no shuffler; {base['source']}): RDP "
+                            f"epsilon = {base['rdp']:.4g}, PLD epsilon = {base['pld']:.4g}"))
         return 0
     if a.cmd == "rdp":
         proto = protocol_from_args(a)
@@ -260,18 +436,17 @@ def _run(a) -> int:
         if a.json:
             print(json.dumps(c.to_dict()))
         else:
-            print(f"{proto.describe()}  rounds={c.rounds}")
-            print(f"bound: {c.bound} ({c.kind}, valid for {c.valid_for})")
-            print(f"{'order':>10}  {'RDP epsilon':>14}")
-            for o, v in zip(c.orders, c.values):
-                print(f"{o:>10g}  {v:>14.6g}")
+            print(proto.describe())
+            print(c.table())
         return 0
     return a.func(a)
 
 
 def main(argv=None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input)."""
+    global _ARGV
     ap = build_parser()
+    _ARGV = list(sys.argv[1:] if argv is None else argv)
     try:
         a = ap.parse_args(argv)
     except SystemExit as exc:
@@ -293,6 +468,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("shuffledp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:      # output piped into `head` and the like
+        try:
+            sys.stdout = None
+        except Exception:  # pragma: no cover
+            pass
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

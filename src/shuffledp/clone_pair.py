@@ -1,7 +1,7 @@
-r"""The one generic clone pair (spec/clones.md §1) and its exact divergences.
+r"""The one generic clone pair and its exact divergences.
 
 Every clone-reduction bound in the product is a post-processing statement about one pair
-of distributions on N² (spec/clones.md §1):
+of distributions on N²:
 
 * n users; each of the other n − 1 is a 0-clone w.p. p/2, a 1-clone w.p. p/2 and
   uninformative otherwise, so C ~ Bin(n − 1, p) clones and A | C ~ Bin(C, ½) 0-clones;
@@ -12,15 +12,15 @@ of distributions on N² (spec/clones.md §1):
 Instances (constructors below): FMT20 (Feldman, McMillan, Talwar, "Hiding among the
 clones", arXiv:2012.12803, Thm 3.1 / Lemma 3.3 — valid for every adaptive ε0-LDP
 randomizer), FMT23 ("Stronger privacy amplification by shuffling", arXiv:2208.04591v3,
-Thm 3.1 with the errata: restricted class S(ε0), spec/clones.md §4), the
-randomizer-specific pair with p = p_R (spec §4), and the k-RR marginal pair with g > 0.
+Thm 3.1 with the errata: restricted class S(ε0)), the
+randomizer-specific pair with p = p_R, and the k-RR marginal pair with g > 0.
 
-**g > 0 is not a reduction** (spec §1 warning, brute force): the value of the g > 0 pair is
+**g > 0 is not a reduction** (brute force): the value of the g > 0 pair is
 a *lower* bound on one k-RR instance, never an upper bound. The kernels here compute it
 exactly, but only functions named ``*_lower`` accept it, and the upper-bound kernels
 (``pair_delta``, ``pair_epsilon``, ``pair_rdp``) refuse a pair with g > 0.
 
-Structure used (spec §1 "Structure that makes it fast"): swapping the coordinates maps P to
+Structure used: swapping the coordinates maps P to
 Q (one direction suffices); conditioned on the slice S = C + 1 the pair is a mixture
 α·Bin(c, ½)(x − 1) + (1 − α)·Bin(c, ½)(x) against the swapped mixture, with a monotone
 likelihood ratio; every divergence of a slice is non-increasing in c, so the tails of C are
@@ -68,7 +68,7 @@ __all__ = [
 _TERM_SLACK = 1e-11
 #: Absolute slack per δ evaluation: underflowed terms (each < 1e-300) cannot add more.
 _ABS_SLACK = 1e-290
-#: Window of C in standard deviations for δ(ε) (spec §2): ±(12 sd + 12).
+#: Window of C in standard deviations for δ(ε): ±(12 sd + 12).
 _SDS, _EXTRA = 12.0, 12
 #: For g = 0 pairs the slices are summed exactly over ±(7 sd + 12) only; below that, blocks
 #: one sd wide are charged their (largest) lower-end value, and the rest the value at c = 0.
@@ -81,7 +81,7 @@ _SDS_EXACT, _LOWER_BLOCKS = 7.0, 6
 # ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ClonePair:
-    """The generic clone pair of spec/clones.md §1.
+    """The generic clone pair (its definition is in docs/trimmed-clone.md, "Setting").
 
     Parameters
     ----------
@@ -178,7 +178,7 @@ def _check_eps0_n(eps0, n):
 
 
 def fmt20_pair(eps0: float, n: int) -> ClonePair:
-    """FMT20 clone pair: p = e^−ε0, a = α (arXiv:2012.12803, Lemma 3.3; spec §1) [V].
+    """FMT20 clone pair: p = e^−ε0, a = α (arXiv:2012.12803, Lemma 3.3) [V].
 
     Valid for every adaptive sequence of ε0-LDP randomizers.
     """
@@ -190,7 +190,7 @@ def fmt20_pair(eps0: float, n: int) -> ClonePair:
 def fmt23_pair(eps0: float, n: int) -> ClonePair:
     """FMT23 stronger clone pair: p = 2/(e^ε0 + 1), a = α (arXiv:2208.04591v3, Thm 3.1).
 
-    The errata restricts it to a class of randomizers; spec §4 proves class S(ε0). Do not
+    The errata restricts it to a class of randomizers; this library proves class S(ε0). Do not
     use it for an arbitrary ε0-LDP randomizer.
     """
     eps0, n = _check_eps0_n(eps0, n)
@@ -199,7 +199,7 @@ def fmt23_pair(eps0: float, n: int) -> ClonePair:
 
 
 def specific_p(matrix) -> float:
-    """p_R = min over x, x⁰ ≠ x¹, y of 2 R(x)(y) / (R(x⁰)(y) + R(x¹)(y)) (spec §4) [D].
+    """p_R = min over x, x⁰ ≠ x¹, y of 2 R(x)(y) / (R(x⁰)(y) + R(x¹)(y)) [D].
 
     Rounded down by a few ulps: a smaller p gives a larger (safer) divergence.
     """
@@ -213,12 +213,12 @@ def specific_p(matrix) -> float:
 
 
 def in_stronger_class(matrix, eps0: float) -> bool:
-    """The finite check for S(ε0): p_R ≥ 2/(e^ε0 + 1) (spec §4), with a few ulps of slack."""
+    """The finite check for S(ε0): p_R ≥ 2/(e^ε0 + 1), with a few ulps of slack."""
     return specific_p(matrix) >= 2.0 * float(special.expit(-eps0)) * (1.0 - 4e-15)
 
 
 def specific_pair(randomizer, n: int) -> ClonePair:
-    """Randomizer-specific pair: p = p_R of the matrix, a = α(ε0) (spec §4) [D].
+    """Randomizer-specific pair: p = p_R of the matrix, a = α(ε0) [D].
 
     Valid for the one randomizer it was computed for (``randomizer``: a
     ``shuffledp.Randomizer`` or anything with ``.array`` and ``.eps0``).
@@ -231,7 +231,7 @@ def specific_pair(randomizer, n: int) -> ClonePair:
 def krr_marginal_pair(eps0: float, k: int, n: int) -> ClonePair:
     """k-RR marginal pair: p = 2/D, a = e^ε0/D, b = 1/D, g = (k − 2)/D, D = e^ε0 + k − 1.
 
-    LOWER BOUND ONLY (spec §1 warning, §5): the law of the counts of 0s and 1s on
+    LOWER BOUND ONLY (an uninformative victim is not a reduction): the law of the counts of 0s and 1s on
     X0 = (0, 2, …, 2), X1 = (1, 2, …, 2). Use with ``pair_delta_lower``.
     """
     from . import _validate as v
@@ -337,7 +337,7 @@ class _Slices:
 
 @functools.lru_cache(maxsize=128)
 def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
-    """Slices of the pair over the window ±(12 sd(C) + 12) (spec §2)."""
+    """Slices of the pair over the window ±(12 sd(C) + 12)."""
     m = n - 1
     if g == 0.0:
         lo, hi = binom_window(m, p, _SDS_EXACT, _EXTRA)
@@ -384,7 +384,7 @@ def _pair_slices(pair: ClonePair) -> _Slices:
 def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None):
     """H_{e^ε}(P_c ‖ Q_c) for P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c swapped.
 
-    Closed form of spec/clones.md §2 [D], vectorised over slices c (and α):
+    Closed form (derived here, checked against mpmath), vectorised over slices c (and α):
     κ = α − e^ε (1 − α); H = 0 if κ ≤ 0; else r* = (e^ε α − (1−α))/κ,
     t* = (c+1) r*/(1 + r*), m = ⌊t*⌋ + 1 and H = κ Pr[A = m−1] − (e^ε − 1) Pr[A ≥ m].
     Thresholds m − 1, m, m + 1 are all evaluated and the largest value kept: every
@@ -498,7 +498,7 @@ def _need_g0(pair: ClonePair, what: str):
     if pair.g > 0.0:
         raise ValueError(
             f"{what} is an upper-bound kernel and the pair has g = {pair.g!r} > 0: a pair "
-            "with an uninformative victim is not a reduction (spec/clones.md §1 warning); "
+            "with an uninformative victim is not a reduction (brute force shows it below the truth); "
             "use pair_delta_lower / pair_epsilon_lower for its (lower-bound) value")
 
 
@@ -594,7 +594,7 @@ def _root(ok_delta, lo: float, hi: float, target: float, xtol: float,
 def pair_epsilon(pair: ClonePair, delta: float, xtol: float = 1e-11) -> float:
     """Smallest certified ε with ``pair_delta(pair, ε) ≤ delta``, searched on [0, log(a/b)].
 
-    Returns the upper end of a bracket of width ≤ ``xtol`` (≤ 1e-9 as spec §2 asks) whose
+    Returns the upper end of a bracket of width ≤ ``xtol`` (≤ 1e-9) whose
     upper end satisfies δ(ε) ≤ δ by evaluation, so it is an upper bound on the pair's ε(δ).
     """
     _need_g0(pair, "pair_epsilon")
@@ -628,7 +628,7 @@ def pair_epsilon_lower(pair: ClonePair, delta: float, xtol: float = 1e-11) -> fl
 
 
 # ----------------------------------------------------------------------------------------
-# Rényi divergence at integer orders (spec/clones.md §6)
+# Rényi divergence at integer orders
 # ----------------------------------------------------------------------------------------
 #: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
 #: moment series does not cover). Past it, slices are evaluated every Δ-th c and each block
@@ -640,7 +640,7 @@ _LINEAR_MAX = 600.0
 
 
 def _rdp_window_sds(lam_max: int, log_ratio: float) -> float:
-    """√(2((λ − 1) log(a/b) + 60)) + 3 standard deviations (spec §6)."""
+    """√(2((λ − 1) log(a/b) + 60)) + 3 standard deviations."""
     return math.sqrt(2.0 * ((lam_max - 1) * log_ratio + 60.0)) + 3.0
 
 
@@ -733,7 +733,7 @@ def pair_rdp(pair: ClonePair, orders, step: int | None = None,
              budget: int | None = None) -> np.ndarray:
     """D_λ(P ‖ Q) of a g = 0 pair at integer orders ≥ 2: rigorous UPPER bounds, rounded up.
 
-    e^{(λ−1)D_λ} − 1 = Σ_c Pr[C = c] Σ_x P(x|c) [(P/Q)(x|c)^{λ−1} − 1] (spec §6), summed in
+    e^{(λ−1)D_λ} − 1 = Σ_c Pr[C = c] Σ_x P(x|c) [(P/Q)(x|c)^{λ−1} − 1], summed in
     the "−1" form (expm1) so that relative precision survives answers of 1e−7. Windows of
     √(2((λ−1) log(a/b) + 60)) + 3 standard deviations in c and in x; remainders: the x-tail
     of a slice adds at most t·((a/b)^{λ−1} − 1), the lower c-tail its mass times the value at
@@ -1084,7 +1084,7 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
     Dominance (hockey-stick at every order, both directions, so it survives adaptive
     composition — Zhu, Dong, Wang, AISTATS 2022, Thm 10): the pair is a disjoint mixture
     over c of slice pairs (c is readable from the output), H is additive over the mixture,
-    and every slice's H is non-increasing in c (spec/clones.md §1 property 4, both
+    and every slice's H is non-increasing in c (both
     directions by the pair's symmetry). So slices may be replaced by a smaller c: the
     window's slices are kept every Δ-th c (Δ = 1 when within ``max_atoms``), each block
     carrying its mass at its first slice, the upper tail of C joins the last block, and
@@ -1114,7 +1114,7 @@ def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_0
 
     Slices in ±(12 sd(C) + 12), x in ±(sds·sd + 3) of each; everything outside is simply
     left out, which only lowers every composed δ (the right direction for a lower bound,
-    e.g. the k-RR marginal pair of spec/clones.md §5). Raises ``ValueError`` past
+    e.g. the k-RR marginal pair). Raises ``ValueError`` past
     ``max_atoms``.
     """
     sl = _pair_slices(pair)

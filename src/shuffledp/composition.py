@@ -1,6 +1,6 @@
 """Approximate-DP composition: KOV15 (optimal homogeneous and closed form) and PLD.
 
-spec/accounting.md §3. Every function returns a certified *upper* bound (composition
+Every function returns a certified *upper* bound (composition
 theorems bound what T adaptive rounds can leak; they never give lower bounds).
 
 KOV15 optimal homogeneous composition
@@ -41,7 +41,7 @@ The δ split
 -----------
 With a single-round curve ε1(δ1) (or δ1(ε1)) the per-round δ1 and the composition's δ̃
 are a free choice: any split gives a valid bound. ``compose_epsilon`` / ``compose_delta``
-minimise over a grid, the seed papers' split (δ1 = δ/(2T)), the pure endpoint (δ1 = 0)
+minimise over a grid, the papers' usual split (δ1 = δ/(2T)), the pure endpoint (δ1 = 0)
 when the curve has one, and a golden-section refinement; the split used is reported.
 
 PLD
@@ -406,26 +406,26 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
         x = e1(d1)
         return _closed_epsilon(x, d1, k, delta)[0] if math.isfinite(x) else math.inf
 
-    seed_d1 = delta / (2.0 * k)
+    half_d1 = delta / (2.0 * k)
     results = []
     for name, fn in (("kov15-optimal", opt_val), ("kov15-closed", closed_val)):
         pts = [(fn(split(z)[0]), z, "grid") for z in _GRID_Z]
         if pure_eps is not None:
             pts.append((fn(0.0), -math.inf, "pure"))
-        seed_val = fn(seed_d1)
+        half_val = fn(half_d1)
         best_val, best_z, how = min(pts, key=lambda t: t[0])
         chosen_d1 = split(best_z)[0]
         if math.isfinite(best_val) and math.isfinite(best_z) and refine > 0:
             z, val = _golden_min(lambda z: fn(split(z)[0]), best_z - 1.0, best_z + 1.0, refine)
             if val < best_val:
                 best_val, best_z, how, chosen_d1 = val, z, "refined", split(z)[0]
-        if seed_val < best_val:
-            best_val, how, chosen_d1 = seed_val, "seed delta/(2T)", seed_d1
+        if half_val < best_val:
+            best_val, how, chosen_d1 = half_val, "usual split delta/(2T)", half_d1
         if name == "kov15-optimal" and math.isfinite(best_val):
             best_val = min(best_val, opt_val(chosen_d1, 1e-11))
         dcomp = -math.expm1(L - k * math.log1p(-chosen_d1)) if chosen_d1 > 0 else delta
         det = {"delta_round": chosen_d1, "delta_composition": dcomp, "split": how,
-               "eps_round": e1(chosen_d1), "seed_split_value": seed_val}
+               "eps_round": e1(chosen_d1), "usual_split_value": half_val}
         if name == "kov15-closed" and math.isfinite(e1(chosen_d1)):
             det["expression"] = _closed_epsilon(e1(chosen_d1), chosen_d1, k, delta)[1]
         results.append(Composed(float(best_val), name, e1(chosen_d1), chosen_d1, det))

@@ -1,4 +1,4 @@
-"""Rényi-DP machinery shared by every bound with an RDP view (spec/accounting.md §1–3).
+"""Rényi-DP machinery shared by every bound with an RDP view.
 
 * ``eps_from_rdp`` / ``delta_from_rdp``: RDP → (ε, δ) by Canonne–Kamath–Steinke 2020,
   Prop. 12 (arXiv:2004.00010), with the KL shortcut δ ≤ sqrt(1 − e^{−ε_RDP}) that gives
@@ -79,7 +79,7 @@ def at_real_orders(int_orders, int_values, lam) -> np.ndarray:
     """Upper bound at real orders from values at (sorted, distinct) integer orders.
 
     (λ − 1) ε(λ) is convex, so on [l1, l2] it lies below its chord; orders in (1, 2) take
-    ε(2) (spec/accounting.md §2). Orders outside the evaluated range give +inf.
+    ε(2). Orders outside the evaluated range give +inf.
     """
     x = np.asarray(int_orders, dtype=float)
     y = (x - 1.0) * np.asarray(int_values, dtype=float)

@@ -1,4 +1,4 @@
-"""Reproductions of the seed papers' figures (analogues, computed by this library).
+"""Reproductions of the reference papers' figures (analogues, computed by this library).
 
 ``shuffledp figure NAME [--out DIR]`` writes NAME.csv and NAME.png. Series refer to bound
 ids; a bound that does not apply (or is not available) is skipped and the CSV says why.
@@ -53,9 +53,9 @@ def _eps_row(proto, delta, T, bound, composition=None, label=None, **extra):
                 "composition": r.composition, "valid_for": r.valid_for,
                 "seconds": round(time.perf_counter() - t0, 4), **extra}
     except (NotApplicableError, ValueError) as exc:
-        return {"series": label or bound, "bound": bound, "kind": "n/a", "epsilon": math.nan,
-                "composition": composition or "", "valid_for": f"skipped: {exc}",
-                "seconds": 0.0, **extra}
+        return {"series": label or bound, "bound": bound, "kind": "", "epsilon": None,
+                "composition": composition or "", "valid_for": "",
+                "not_applicable": str(exc), "seconds": 0.0, **extra}
 
 
 def _fmt23_fig1(out, bar):
@@ -71,7 +71,7 @@ def _fmt23_fig1(out, bar):
                                  label="3RR lower", n=n, eps0=e0))
             bar.update()
     return rows, dict(x="eps0", y="epsilon", facet="n", logy=True,
-                      title="epsilon vs eps0, delta=1e-6 (FMT23 Fig. 1 analogue)"), len(eps0s) * 2
+                      title="epsilon vs eps0, delta=1e-6, one round (FMT23 Fig. 1 analogue)"), len(eps0s) * 2
 
 
 def _fmt23_fig2(out, bar):
@@ -86,11 +86,11 @@ def _fmt23_fig2(out, bar):
                 rows.append({"series": bound, "bound": bound, "kind": c.kind, "order": float(o),
                              "rdp": float(v), "valid_for": c.valid_for})
         except (NotApplicableError, ValueError) as exc:
-            rows.append({"series": bound, "bound": bound, "kind": "n/a", "order": math.nan,
-                         "rdp": math.nan, "valid_for": f"skipped: {exc}"})
+            rows.append({"series": bound, "bound": bound, "kind": "", "order": None,
+                         "rdp": None, "valid_for": "", "not_applicable": str(exc)})
         bar.update()
     return rows, dict(x="order", y="rdp", logx=True, logy=True,
-                      title=f"RDP vs order, n={n}, eps0={e0} (FMT23 Fig. 2 analogue)"), 4
+                      title=f"RDP vs order, n={n}, eps0={e0}, one round (FMT23 Fig. 2 analogue)"), 4
 
 
 def _fmt23_fig3(out, bar):
@@ -120,7 +120,7 @@ def _fmt23_fig5(out, bar):
             rows.append(_eps_row(p, 1e-6, 1, "krr-lower", label=f"{k}RR lower", eps0=e0))
         bar.update()
     return rows, dict(x="eps0", y="epsilon", logy=True,
-                      title=f"k-RR, n={n}, delta=1e-6 (FMT23 Fig. 5 analogue, with the privacy blanket)"), len(eps0s)
+                      title=f"k-RR, n={n}, delta=1e-6, one round (FMT23 Fig. 5 analogue, with the privacy blanket)"), len(eps0s)
 
 
 def _blanket_krr(out, bar):
@@ -163,7 +163,8 @@ def _girgis_comp(out, bar):
         a = _eps_row(p, d, T, "girgis-ub1", "rdp", label="UB1 via RDP", rounds=T)
         b = _eps_row(p, d, T, "fmt20", "kov15", label="FMT20 + KOV15", rounds=T)
         c = _eps_row(p, d, T, "fmt20", "rdp", label="FMT20 pair via RDP", rounds=T)
-        ratio = b["epsilon"] / a["epsilon"] if a["epsilon"] and a["epsilon"] > 0 else math.nan
+        ratio = (b["epsilon"] / a["epsilon"] if a["epsilon"] and b["epsilon"] is not None
+                 else None)
         for r in (a, b, c):
             r["ratio_fmt20kov15_over_ub1"] = ratio
         rows.extend([a, b, c])
@@ -238,15 +239,20 @@ def make(name: str, out: str = "figures", progress: bool | None = None) -> dict:
         png = plots.line_plot(rows, spec["x"], spec["y"], "series", os.path.join(out, f"{name}.png"),
                               logx=spec.get("logx", False), logy=spec.get("logy", False),
                               title=spec["title"])
-    skipped = sorted({r["series"] for r in rows if r.get("kind") == "n/a"})
+    skipped = sorted({r["series"] for r in rows if r.get("not_applicable")})
     return {"name": name, "csv": csv_path, "png": png, "rows": len(rows),
             "seconds": round(time.perf_counter() - t0, 2), "skipped_series": skipped}
 
 
 def add_cli(sub, protocol_args, num, int_like):
-    p = sub.add_parser("figure", help="reproduce a seed paper's figure (CSV + PNG)")
-    p.add_argument("name", choices=list(FIGURES) + ["all"])
-    p.add_argument("--out", default="figures")
+    import argparse
+    p = sub.add_parser("figure", help="reproduce a reference paper's figure (CSV + PNG)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n  shuffledp figure fmt23-fig1 --out figures\n"
+                              "  shuffledp figure all --out figures")
+    p.add_argument("name", choices=list(FIGURES) + ["all"],
+                   help="which figure, e.g. fmt23-fig1 (all: every figure)")
+    p.add_argument("--out", default="figures", help="output directory, e.g. --out figures")
 
     def run(a):
         names = list(FIGURES) if a.name == "all" else [a.name]

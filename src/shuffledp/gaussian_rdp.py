@@ -1,4 +1,4 @@
-r"""Kernels for the shuffle Gaussian mechanism (spec/gaussian.md).
+r"""Kernels for the shuffle Gaussian mechanism.
 
 Private-kernel style: callers validate. Everything is vectorised over orders and works in
 log space.

@@ -1,6 +1,6 @@
 """What each user runs locally: small, frozen, validated records with no maths in them.
 
-Bounds interpret these (spec/api.md). ``eps0`` is the local privacy level: every output
+Bounds interpret these. ``eps0`` is the local privacy level: every output
 probability changes by at most a factor e^eps0 when the user's input changes.
 """
 
@@ -132,7 +132,7 @@ class Randomizer:
 
 @dataclass(frozen=True)
 class Gaussian:
-    """Each user adds N(0, σ² I) to a vector of ℓ2-sensitivity 1 (spec/gaussian.md)."""
+    """Each user adds N(0, σ² I) to a vector of ℓ2-sensitivity 1."""
 
     sigma: float
 

@@ -1,12 +1,18 @@
-"""``shuffledp report``: the main job — a report directory for a scenario.
+"""``shuffledp report``: a report directory for a scenario.
 
 Writes ``report.md`` and ``report.html`` plus CSV tables and PNG plots: ε against ε0 for
-every bound with the lower bounds, ε against n, ε against T per composition route, RDP
-curves, calibration answers and the federated-learning (shuffle Gaussian) setting. Every
-number is printed with its kind and the class of randomizers it is valid for.
+every bound with the lower bounds, ε against n, ε against T (the best valid answer at every
+T, and the best bound per composition route), RDP curves, calibration answers and the
+federated-learning (shuffle Gaussian) setting. Every number is printed with its kind and
+the class of randomizers it is valid for.
 
 A scenario is a TOML or JSON file whose keys are those of ``DEFAULT_SCENARIO``; unknown
-keys, wrong types and out-of-range values are errors that name the key.
+keys, wrong types and out-of-range values are errors that name the key. A scenario file
+gets only the sections it asks for: the ``sections`` key lists them explicitly; without
+it, the sections whose own keys the file sets (``eps0`` → "eps0", ``n_grid`` → "n",
+``rounds`` → "rounds", ``orders`` → "rdp", ``calibration`` → "calibration",
+``gaussian`` → "gaussian"); a file that sets none of those gets every section. The schema,
+with an example, is in docs/report.md.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from .accountant import epsilon as _epsilon
 from .accountant import rdp as _rdp
 from .errors import NotApplicableError
 from .protocols import CheckIn, Shuffle
+from .results import ADJACENCY, KINDS
 from .sweep import _protocol, grid, run as _sweep, write_csv
 
 __all__ = ["DEFAULT_SCENARIO", "load_scenario", "validate_scenario", "build", "add_cli"]
@@ -42,7 +49,13 @@ DEFAULT_SCENARIO = {
     "calibration": {"epsilon": 1.0, "rounds": 1},
     "gaussian": {"n": 60_000, "sigma": 5.0, "checkin": 0.1, "rounds": 5540, "delta": 1e-5},
     "jobs": 1,
+    "sections": ["eps0", "n", "rounds", "rdp", "calibration", "gaussian"],
 }
+
+#: Sections in report order, and the scenario key that selects each one implicitly.
+SECTIONS = ("eps0", "n", "rounds", "rdp", "calibration", "gaussian")
+_SECTION_KEY = {"eps0": "eps0", "n_grid": "n", "rounds": "rounds", "orders": "rdp",
+                "calibration": "calibration", "gaussian": "gaussian"}
 
 _SCHEMA = {
     "name": "str", "n": "int", "delta": "num", "eps0": "numlist", "mechanisms": "strlist",
@@ -50,6 +63,7 @@ _SCHEMA = {
     "calibration": {"epsilon": "num", "rounds": "int"},
     "gaussian": {"n": "int", "sigma": "num", "checkin": "num", "rounds": "int", "delta": "num"},
     "jobs": "int",
+    "sections": "strlist",
 }
 
 
@@ -101,6 +115,20 @@ def validate_scenario(sc: dict) -> dict:
             if not _type_ok(kind, val):
                 raise ValueError(f"scenario key {key!r}: expected {_DESCR[kind]}; got {val!r}")
             out[key] = val
+    if "sections" in sc:
+        bad = [x for x in out["sections"] if x not in SECTIONS]
+        if bad:
+            raise ValueError(f"scenario key 'sections': each must be one of "
+                             f"{', '.join(SECTIONS)}; got {bad[0]!r}")
+    else:
+        # Setting a section's table to null/false is a "no", not a request.
+        asked = {_SECTION_KEY[k] for k in sc if k in _SECTION_KEY and sc[k] not in (None, False)}
+        if asked:
+            out["sections"] = [x for x in SECTIONS if x in asked]
+    if out["calibration"] is None and "calibration" in out["sections"]:
+        out["sections"] = [x for x in out["sections"] if x != "calibration"]
+    if out["gaussian"] is None and "gaussian" in out["sections"]:
+        out["sections"] = [x for x in out["sections"] if x != "gaussian"]
     # Range checks through the library's own validation, re-labelled with the key.
     checks = [("n", lambda: Shuffle(_mech("ldp", 1.0), out["n"])),
               ("delta", lambda: _prob(out["delta"])),
@@ -196,6 +224,14 @@ def _fmt(x):
     return str(x)
 
 
+# A plain string (not an f-string): braces are CSS, not placeholders.
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
+       "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}"
+       "td,th{border:1px solid #999;padding:3px 6px;text-align:left;vertical-align:top}"
+       "th{background:#e8e8e8}tr.answer td{font-weight:bold;background:#f4f8ff}"
+       "img{max-width:100%}p.note{font-size:12px;color:#444}")
+
+
 class _Doc:
     """Sections rendered both as Markdown and as HTML."""
 
@@ -209,8 +245,9 @@ class _Doc:
     def p(self, text):
         self.blocks.append(("p", text))
 
-    def table(self, header, rows):
-        self.blocks.append(("t", (header, rows)))
+    def table(self, header, rows, emphasis=None):
+        """``emphasis``: index of a column shown in bold (the answer)."""
+        self.blocks.append(("t", (header, rows, emphasis)))
 
     def img(self, path, alt):
         if path:
@@ -224,10 +261,11 @@ class _Doc:
             elif kind == "p":
                 out += [b, ""]
             elif kind == "t":
-                hdr, rows = b
+                hdr, rows, em = b
                 out.append("| " + " | ".join(hdr) + " |")
                 out.append("|" + "|".join("---" for _ in hdr) + "|")
-                out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
+                out += ["| " + " | ".join(f"**{_fmt(c)}**" if i == em else _fmt(c)
+                                          for i, c in enumerate(r)) + " |" for r in rows]
                 out.append("")
             elif kind == "i":
                 out += [f"![{b[1]}]({b[0]})", ""]
@@ -236,10 +274,7 @@ class _Doc:
     def html(self):
         e = html.escape
         out = ["<!doctype html><html><head><meta charset='utf-8'>",
-               f"<title>{e(self.title)}</title><style>body{{font-family:sans-serif;max-width:1100px;"
-               "margin:auto;padding:1em}}table{{border-collapse:collapse;font-size:13px}}"
-               "td,th{{border:1px solid #ccc;padding:3px 6px;text-align:left}}"
-               "th{{background:#eee}}img{{max-width:100%}}</style></head><body>",
+               f"<title>{e(self.title)}</title>", f"<style>{CSS}</style></head><body>",
                f"<h1>{e(self.title)}</h1>"]
         for kind, b in self.blocks:
             if kind == "h":
@@ -247,9 +282,11 @@ class _Doc:
             elif kind == "p":
                 out.append(f"<p>{e(b)}</p>")
             elif kind == "t":
-                hdr, rows = b
+                hdr, rows, em = b
                 out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in hdr) + "</tr>")
-                out += ["<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows]
+                out += ["<tr>" + "".join(f"<td><b>{e(_fmt(c))}</b></td>" if i == em
+                                         else f"<td>{e(_fmt(c))}</td>"
+                                         for i, c in enumerate(r)) + "</tr>" for r in rows]
                 out.append("</table>")
             elif kind == "i":
                 out.append(f"<p><img src='{e(b[0])}' alt='{e(b[1])}'></p>")
@@ -257,178 +294,262 @@ class _Doc:
         return "\n".join(out)
 
 
+INTRO = ("Every number below is labelled with its kind — upper (a guarantee, rounded up), "
+         "lower (what some randomizer and dataset provably leaks) or estimate (neither) — and "
+         "with the class of randomizers it is valid for. The answer for a protocol is the "
+         "smallest upper bound valid for its randomizer; bounds whose formulas are "
+         "reconstructed or unconfirmed, and estimates, are shown but never chosen.")
+
+
+def _intro(doc, sc):
+    doc.p(INTRO)
+    doc.p(ADJACENCY + ".")
+
+
+def section_eps0(doc, sc, out, jobs, ctx):
+    """1. ε against ε0, every bound, each mechanism (one round)."""
+    d, n = sc["delta"], sc["n"]
+    pts = grid(mechanism=sc["mechanisms"], eps0=sc["eps0"], n=[n], delta=[d], rounds=[1])
+    rows = _sweep(pts, n_jobs=jobs, progress=False)
+    write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"))
+    ctx["eps0_answers"] = {(r["mechanism"], float(r["eps0"])): r["epsilon"]
+                           for r in rows if r["chosen"]}
+    doc.h(f"{ctx['num']}. epsilon against eps0 (n = {n}, delta = {d:g}, one round)")
+    doc.table(["mechanism", "eps0", "answer (upper)", "bound", "valid for",
+               "tightest lower", "lower bound", "gap"], _answer_rows(rows))
+    for mech in sc["mechanisms"]:
+        sub = [dict(r, emphasis=False) for r in rows
+               if r["mechanism"] == mech and r["kind"] in KINDS]
+        sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows
+                if r["mechanism"] == mech and r["chosen"]]
+        png = plots.line_plot(sub, "eps0", "epsilon", "bound",
+                              os.path.join(out, f"eps_vs_eps0_{mech.replace(':', '')}.png"),
+                              logy=True, title=f"{mech}: epsilon vs eps0, n = {n}, "
+                                               f"delta = {d:g}, one round")
+        doc.img(png, f"epsilon vs eps0 for {mech}")
+
+
+def section_n(doc, sc, out, jobs, ctx):
+    """2. ε against n at a fixed ε0."""
+    d, e0 = sc["delta"], sc["eps0_fixed"]
+    pts = grid(mechanism=sc["mechanisms"], eps0=[e0], n=sc["n_grid"], delta=[d], rounds=[1])
+    rows_n = _sweep(pts, n_jobs=jobs, progress=False)
+    write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"))
+    doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {d:g}, one round)")
+    doc.table(["mechanism", "n", "answer (upper)", "bound", "valid for", "tightest lower",
+               "lower bound", "gap"], _answer_rows(rows_n, key="n"))
+    first = sc["mechanisms"][0]
+    sub = [r for r in rows_n if r["kind"] in ("upper", "lower") and r["mechanism"] == first]
+    sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows_n
+            if r["mechanism"] == first and r["chosen"]]
+    doc.img(plots.line_plot(sub, "n", "epsilon", "bound", os.path.join(out, "eps_vs_n.png"),
+                            logx=True, logy=True,
+                            title=f"{first}: epsilon vs n, eps0 = {e0:g}, delta = {d:g}"),
+            "epsilon vs n")
+
+
+def section_rounds(doc, sc, out, jobs, ctx):
+    """3. ε against T: the best valid answer at every T (T = 1 included) and, for
+    comparison, the best bound through each composition route."""
+    d, n, e0 = sc["delta"], sc["n"], sc["eps0_fixed"]
+    mech = sc["mechanisms"][0]      # each multi-round point of a clone pair costs seconds
+    proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
+    rows_t, table = [], []
+    for T in sc["rounds"]:
+        ans = _epsilon(proto, d, T)
+        rows_t.append({"mechanism": mech, "rounds": T, "composition": ans.composition,
+                       "epsilon": ans.epsilon, "bound": ans.bound, "kind": "answer",
+                       "valid_for": ans.valid_for, "series": "answer"})
+        per_route = {}
+        for comp in ("rdp", "kov15", "pld"):
+            if T == 1 and comp == "kov15":
+                continue                       # nothing to compose in one round
+            try:
+                r = _epsilon(proto, d, T, composition=comp)
+            except NotApplicableError:
+                continue
+            per_route[comp] = r
+            rows_t.append({"mechanism": mech, "rounds": T, "composition": comp,
+                           "epsilon": r.epsilon, "bound": r.bound, "kind": r.kind,
+                           "valid_for": r.valid_for, "series": f"{r.bound} via {comp}"})
+        table.append([T, ans.epsilon, ans.bound, ans.composition, ans.scope]
+                     + [per_route[c].epsilon if c in per_route else None
+                        for c in ("rdp", "kov15", "pld")])
+    ctx["rounds_answers"] = {T: row[1] for T, row in zip(sc["rounds"], table)}
+    write_csv(rows_t, os.path.join(out, "eps_vs_rounds.csv"),
+              ["mechanism", "rounds", "series", "composition", "epsilon", "bound", "kind",
+               "valid_for"])
+    doc.h(f"{ctx['num']}. epsilon against rounds T ({mech}, eps0 = {e0:g}, n = {n}, "
+          f"delta = {d:g})")
+    doc.p("answer: the smallest valid upper bound at each T, over every bound and route "
+          "(at T = 1 it is the answer of the epsilon-against-eps0 table). The route columns "
+          "give the best bound through one composition route: rdp = per-round RDP summed and "
+          "converted; kov15 = per-round (epsilon, delta) composed by Kairouz-Oh-Viswanath "
+          "2015 with the delta split optimised; pld = the dominating pair's privacy-loss "
+          "distribution composed numerically (dp_accounting).")
+    doc.table(["T", "answer (upper)", "bound", "route", "valid for", "best via rdp",
+               "best via kov15", "best via pld"], table, emphasis=1)
+    doc.img(plots.line_plot(rows_t, "rounds", "epsilon", "series",
+                            os.path.join(out, "eps_vs_rounds.png"), logx=True, logy=True,
+                            title=f"{mech}: epsilon vs rounds, eps0 = {e0:g}, n = {n}, "
+                                  f"delta = {d:g}"), "epsilon vs rounds")
+
+
+def section_rdp(doc, sc, out, jobs, ctx):
+    """4. RDP curves of every bound with an RDP view."""
+    from .bounds import all_bounds
+    n, e0 = sc["n"], sc["eps0_fixed"]
+    rows_r = []
+    for mech in sc["mechanisms"]:
+        proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
+        for b in all_bounds():
+            if not b.has_rdp or b.check(proto):
+                continue
+            try:
+                c = _rdp(proto, [o for o in sc["orders"] if o <= b.max_order(proto)], bound=b.id)
+            except (NotApplicableError, ValueError):
+                continue
+            for o, v in zip(c.orders, c.values):
+                rows_r.append({"mechanism": mech, "bound": b.id, "kind": c.kind,
+                               "order": float(o), "rdp": float(v), "valid_for": c.valid_for,
+                               "series": f"{b.id}"})
+    write_csv(rows_r, os.path.join(out, "rdp_curves.csv"))
+    doc.h(f"{ctx['num']}. RDP curves (eps0 = {e0:g}, n = {n}, one round)")
+    doc.p("Lower-bound curves are exact Rényi divergences of a specific instance; converting "
+          "them to (epsilon, delta) gives the best any RDP analysis could do, not a lower bound.")
+    first = [r for r in rows_r if r["mechanism"] == sc["mechanisms"][0]]
+    doc.img(plots.line_plot(first, "order", "rdp", "series", os.path.join(out, "rdp_curves.png"),
+                            logx=True, logy=True,
+                            title=f"{sc['mechanisms'][0]}: RDP vs order, eps0 = {e0:g}, "
+                                  f"n = {n}, one round"), "RDP curves")
+
+
+def _cal_row(question, c, setting, integer=False):
+    val = str(int(c.value)) if integer else _fmt(c.value)
+    return [question, val, c.epsilon, c.bound, c.runner_up_text() or "-", setting]
+
+
+def section_calibration(doc, sc, out, jobs, ctx):
+    """5. Calibration: the parameter that meets a target."""
+    d, n, e0 = sc["delta"], sc["n"], sc["eps0_fixed"]
+    doc.h(f"{ctx['num']}. Calibration: the parameter that meets a target (delta = {d:g})")
+    tgt, T = sc["calibration"]["epsilon"], sc["calibration"]["rounds"]
+    cal_rows = []
+    for mech in sc["mechanisms"]:
+        k = None if mech == "ldp" else int(mech.split(":")[1]) if ":" in mech else 2
+        try:
+            c = _cal.eps0(n, tgt, d, T, k=k)
+            cal_rows.append(_cal_row(f"largest eps0 ({mech})", c,
+                                     f"n={n}, T={T}, target eps={tgt:g}"))
+        except (NotApplicableError, ValueError) as exc:
+            cal_rows.append([f"largest eps0 ({mech})", "-", None, str(exc), "-", ""])
+    try:
+        c = _cal.rounds(_protocol({"mechanism": "ldp", "eps0": e0, "n": n}), tgt, d)
+        cal_rows.append(_cal_row("largest T (ldp)", c,
+                                 f"eps0={e0:g}, n={n}, target eps={tgt:g}", integer=True))
+    except (NotApplicableError, ValueError) as exc:
+        cal_rows.append(["largest T (ldp)", "-", None, str(exc), "-", ""])
+    try:
+        c = _cal.users(_mech("ldp", e0), tgt / 4, d, 1)
+        cal_rows.append(_cal_row("smallest n (ldp)", c,
+                                 f"eps0={e0:g}, T=1, target eps={tgt / 4:g}", integer=True))
+    except (NotApplicableError, ValueError) as exc:
+        cal_rows.append(["smallest n (ldp)", "-", None, str(exc), "-", ""])
+    write_csv([dict(zip(["question", "answer", "epsilon", "bound", "runner_up", "setting"], r))
+               for r in cal_rows], os.path.join(out, "calibration.csv"))
+    doc.p("runner-up: the parameter the next-best bound would allow on its own.")
+    doc.table(["question", "answer", "certified epsilon", "bound", "runner-up", "setting"],
+              cal_rows)
+
+
+def section_gaussian(doc, sc, out, jobs, ctx):
+    """6. The federated-learning setting: a shuffled Gaussian with check-in."""
+    g = sc["gaussian"]
+    proto = Shuffle(_mech(f"gaussian:{g['sigma']}", None), g["n"], sampling=CheckIn(g["checkin"]))
+    doc.h(f"{ctx['num']}. Federated learning: shuffle Gaussian (n = {g['n']}, "
+          f"sigma = {g['sigma']:g}, check-in rate {g['checkin']:g}, T = {g['rounds']}, "
+          f"delta = {g['delta']:g})")
+    doc.p("Gaussian(sigma) is the noise per unit l2 diameter of the inputs (replacement "
+          "adjacency): gradients clipped to norm C have diameter 2C, so an Opacus or "
+          "dp_accounting noise multiplier z corresponds to sigma = z/2.")
+    try:
+        r = _epsilon(proto, g["delta"], g["rounds"])
+        doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
+                  [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for]
+                   for c in r.candidates])
+        doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}'). "
+              "Valid amplified bound: it assumes the server sees the participants' "
+              "shuffled reports and their number, not who took part, and covers any "
+              "pair of datasets differing in one user's vector (replacement).")
+        est = [c for c in r.candidates if c.kind == "estimate"]
+        if est:
+            doc.p(f"Estimate: epsilon = {_fmt(min(c.epsilon for c in est))} "
+                  f"('{est[0].bound}'): it assumes all other users hold the same vector "
+                  "(the homogeneous pair), which is not the worst case in dimension >= 2, "
+                  "so it is not a guarantee.")
+        write_csv([c.to_dict() for c in r.candidates], os.path.join(out, "gaussian.csv"),
+                  ["bound", "kind", "epsilon", "delta", "composition", "valid_for", "seconds"])
+    except (NotApplicableError, ValueError) as exc:
+        doc.p(f"No bound applies to this protocol: {exc}")
+    try:
+        from .baselines import central_baselines
+        b = central_baselines(g["checkin"], g["sigma"], g["rounds"], g["delta"])
+    except ImportError:
+        doc.p("Central baselines omitted: they need the optional package dp-accounting "
+              "(pip install 'shuffledp[pld]').")
+        return
+    doc.p("Central baselines (a trusted server adds the noise, no shuffler; add/remove "
+          f"adjacency; Poisson-subsampled Gaussian via dp_accounting) at delta = "
+          f"{g['delta']:g}, the delta of this section: RDP accountant epsilon = "
+          f"{b['rdp']:.4g}, PLD accountant epsilon = {b['pld']:.4g} (upper bounds). They are "
+          "a reference point under a different trust model and adjacency, not a bound for "
+          "the shuffled protocol.")
+
+
+_SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds,
+                  "rdp": section_rdp, "calibration": section_calibration,
+                  "gaussian": section_gaussian}
+
+
 def build(scenario: dict | None = None, out: str = "report", progress: bool | None = None) -> dict:
-    """Compute the report for a (validated) scenario into directory ``out``."""
+    """Compute the report for a (validated) scenario into directory ``out``.
+
+    Returns ``{"out", "seconds", "files", "sections", "checks"}``; ``checks`` holds the
+    cross-section consistency facts (the T = 1 answer of the rounds section against the
+    eps0 section's answer for the same protocol).
+    """
     sc = validate_scenario(scenario or {})
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
-    d, n, jobs = sc["delta"], sc["n"], sc["jobs"]
     doc = _Doc(f"shuffledp report — {sc['name']}")
-    doc.p("Every number below is labelled with its kind — upper (a guarantee, rounded up), "
-          "lower (what some randomizer and dataset provably leaks) or estimate (neither) — and "
-          "with the class of randomizers it is valid for. The answer for a protocol is the "
-          "smallest upper bound valid for its randomizer; bounds tagged [R]/[U] in the "
-          "specification and estimates are shown but never chosen.")
-    steps = 6 + (1 if sc["gaussian"] else 0)
-    with Progress(steps, "report", enabled=progress) as bar:
-        # 1. ε against ε0, every bound, each mechanism.
-        pts = grid(mechanism=sc["mechanisms"], eps0=sc["eps0"], n=[n], delta=[d], rounds=[1])
-        rows = _sweep(pts, n_jobs=jobs, progress=False)
-        write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"))
-        doc.h(f"1. epsilon against eps0 (n = {n}, delta = {d:g}, one round)")
-        doc.table(["mechanism", "eps0", "answer (upper)", "bound", "valid for",
-                   "tightest lower", "lower bound", "gap"], _answer_rows(rows))
-        for mech in sc["mechanisms"]:
-            sub = [r for r in rows if r["mechanism"] == mech and r["kind"] != "n/a"]
-            png = plots.line_plot(sub, "eps0", "epsilon", "bound",
-                                  os.path.join(out, f"eps_vs_eps0_{mech.replace(':', '')}.png"),
-                                  logy=True, title=f"{mech}: epsilon vs eps0, n={n}, delta={d:g}")
-            doc.img(png, f"epsilon vs eps0 for {mech}")
-        bar.update(note="eps vs eps0")
-
-        # 2. ε against n.
-        e0 = sc["eps0_fixed"]
-        pts = grid(mechanism=sc["mechanisms"], eps0=[e0], n=sc["n_grid"], delta=[d], rounds=[1])
-        rows_n = _sweep(pts, n_jobs=jobs, progress=False)
-        write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"))
-        doc.h(f"2. epsilon against n (eps0 = {e0:g}, delta = {d:g})")
-        doc.table(["mechanism", "n", "answer (upper)", "bound", "valid for", "tightest lower",
-                   "lower bound", "gap"], _answer_rows(rows_n, key="n"))
-        sub = [dict(r, series=f"{r['mechanism']} {r['bound']}") for r in rows_n
-               if r["kind"] in ("upper", "lower") and r["mechanism"] == sc["mechanisms"][0]]
-        doc.img(plots.line_plot(sub, "n", "epsilon", "series", os.path.join(out, "eps_vs_n.png"),
-                                logx=True, logy=True, title=f"epsilon vs n, eps0={e0:g}"), "epsilon vs n")
-        bar.update(note="eps vs n")
-
-        # 3. ε against T, per composition route.
-        rows_t = []
-        # The first mechanism only: each multi-round point of a clone pair costs seconds.
-        for mech in sc["mechanisms"][:1]:
-            proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
-            for T in sc["rounds"]:
-                for comp in ("rdp", "kov15", "pld"):
-                    try:
-                        r = _epsilon(proto, d, T, composition=comp)
-                    except NotApplicableError:
-                        continue
-                    rows_t.append({"mechanism": mech, "rounds": T, "composition": comp,
-                                   "epsilon": r.epsilon, "bound": r.bound, "kind": r.kind,
-                                   "valid_for": r.valid_for, "series": f"{mech} via {comp}"})
-        write_csv(rows_t, os.path.join(out, "eps_vs_rounds.csv"))
-        doc.h(f"3. epsilon against rounds T ({sc['mechanisms'][0]}, eps0 = {e0:g}, n = {n}, "
-              f"delta = {d:g}), per composition route")
-        doc.p("rdp: per-round RDP summed and converted (CKS20); kov15: per-round (eps, delta) "
-              "composed by Kairouz-Oh-Viswanath 2015 with the delta split optimised; pld: the "
-              "dominating pair's privacy-loss distribution composed exactly (dp_accounting).")
-        doc.table(["mechanism", "T", "route", "epsilon", "bound", "kind", "valid for"],
-                  [[r["mechanism"], r["rounds"], r["composition"], r["epsilon"], r["bound"],
-                    r["kind"], r["valid_for"]] for r in rows_t])
-        doc.img(plots.line_plot(rows_t, "rounds", "epsilon", "series",
-                                os.path.join(out, "eps_vs_rounds.png"), logx=True, logy=True,
-                                title=f"epsilon vs rounds, eps0={e0:g}, n={n}"), "epsilon vs rounds")
-        bar.update(note="eps vs T")
-
-        # 4. RDP curves.
-        rows_r = []
-        from .bounds import all_bounds
-        for mech in sc["mechanisms"]:
-            proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
-            for b in all_bounds():
-                if not b.has_rdp or b.check(proto):
-                    continue
-                try:
-                    c = _rdp(proto, [o for o in sc["orders"] if o <= b.max_order(proto)], bound=b.id)
-                except (NotApplicableError, ValueError):
-                    continue
-                for o, v in zip(c.orders, c.values):
-                    rows_r.append({"mechanism": mech, "bound": b.id, "kind": c.kind,
-                                   "order": float(o), "rdp": float(v), "valid_for": c.valid_for,
-                                   "series": f"{b.id}"})
-        write_csv(rows_r, os.path.join(out, "rdp_curves.csv"))
-        doc.h(f"4. RDP curves (eps0 = {e0:g}, n = {n}, one round)")
-        doc.p("Lower-bound curves are exact Rényi divergences of a specific instance; converting "
-              "them to (epsilon, delta) gives the best any RDP analysis could do, not a lower bound.")
-        first = [r for r in rows_r if r["mechanism"] == sc["mechanisms"][0]]
-        doc.img(plots.line_plot(first, "order", "rdp", "series", os.path.join(out, "rdp_curves.png"),
-                                logx=True, logy=True, title=f"RDP vs order, {sc['mechanisms'][0]}"),
-                "RDP curves")
-        bar.update(note="RDP curves")
-
-        # 5. Calibration.
-        doc.h("5. Calibration: the parameter that meets a target")
-        cal_rows = []
-        if sc["calibration"] is not None:
-            tgt, T = sc["calibration"]["epsilon"], sc["calibration"]["rounds"]
-            for mech in sc["mechanisms"]:
-                k = None if mech == "ldp" else int(mech.split(":")[1]) if ":" in mech else 2
-                try:
-                    c = _cal.eps0(n, tgt, d, T, k=k)
-                    cal_rows.append([f"largest eps0 ({mech})", _fmt(c.value), c.epsilon, c.bound,
-                                     c.runner_up or "-", f"n={n}, T={T}, target eps={tgt:g}"])
-                except (NotApplicableError, ValueError) as exc:
-                    cal_rows.append([f"largest eps0 ({mech})", "-", None, str(exc), "-", ""])
-            try:
-                c = _cal.rounds(_protocol({"mechanism": "ldp", "eps0": e0, "n": n}), tgt, d)
-                cal_rows.append(["largest T (ldp)", str(int(c.value)), c.epsilon, c.bound,
-                                 c.runner_up or "-", f"eps0={e0:g}, n={n}, target eps={tgt:g}"])
-            except (NotApplicableError, ValueError) as exc:
-                cal_rows.append(["largest T (ldp)", "-", None, str(exc), "-", ""])
-            try:
-                c = _cal.users(_mech("ldp", e0), tgt / 4, d, 1)
-                cal_rows.append(["smallest n (ldp)", str(int(c.value)), c.epsilon, c.bound,
-                                 c.runner_up or "-", f"eps0={e0:g}, T=1, target eps={tgt / 4:g}"])
-            except (NotApplicableError, ValueError) as exc:
-                cal_rows.append(["smallest n (ldp)", "-", None, str(exc), "-", ""])
-            write_csv([dict(zip(["question", "answer", "epsilon", "bound", "runner_up", "setting"], r))
-                       for r in cal_rows], os.path.join(out, "calibration.csv"))
-            doc.table(["question", "answer", "certified epsilon", "bound", "runner-up", "setting"], cal_rows)
-        bar.update(note="calibration")
-
-        # 6. Gaussian / federated learning setting.
-        if sc["gaussian"] is not None:
-            g = sc["gaussian"]
-            proto = Shuffle(_mech(f"gaussian:{g['sigma']}", None), g["n"], sampling=CheckIn(g["checkin"]))
-            doc.h(f"6. Federated learning: shuffle Gaussian (n = {g['n']}, sigma = {g['sigma']:g}, "
-                  f"check-in rate {g['checkin']:g}, T = {g['rounds']}, delta = {g['delta']:g})")
-            try:
-                r = _epsilon(proto, g["delta"], g["rounds"])
-                doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
-                          [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for] for c in r.candidates])
-                doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}'). "
-                      "Valid amplified bound: it assumes the server sees the participants' "
-                      "shuffled reports and their number, not who took part, and covers any "
-                      "pair of datasets differing in one user's vector (replacement).")
-                est = [c for c in r.candidates if c.kind == "estimate"]
-                if est:
-                    doc.p(f"Estimate: epsilon = {_fmt(min(c.epsilon for c in est))} "
-                          f"('{est[0].bound}'): it assumes all other users hold the same "
-                          "vector (the homogeneous pair), which is not the worst case in "
-                          "dimension >= 2, so it is not a guarantee.")
-                write_csv([c.to_dict() for c in r.candidates], os.path.join(out, "gaussian.csv"),
-                          ["bound", "kind", "epsilon", "delta", "composition", "valid_for", "seconds"])
-            except (NotApplicableError, ValueError) as exc:
-                doc.p(f"No bound available for this protocol yet: {exc}")
-            try:
-                from .baselines import central_baselines
-                b = central_baselines(g["checkin"], g["sigma"], g["rounds"], g["delta"])
-                doc.p("Central baselines (Poisson-subsampled Gaussian via dp_accounting, at "
-                      f"the same delta): RDP accountant epsilon = {b['rdp']:.4g}, PLD "
-                      f"accountant epsilon = {b['pld']:.4g}. They assume a trusted server "
-                      "that adds noise once to the sum and add/remove adjacency, so they "
-                      "answer a different question.")
-            except Exception:  # optional extra; its absence is not an error
-                pass
-            bar.update(note="gaussian")
+    _intro(doc, sc)
+    ctx: dict = {}
+    with Progress(len(sc["sections"]) + 1, "report", enabled=progress) as bar:
+        for num, name in enumerate(sc["sections"], start=1):
+            ctx["num"] = num
+            _SECTION_FUNCS[name](doc, sc, out, sc["jobs"], ctx)
+            bar.update(note=name)
         bar.update(note="writing")
+    checks = {}
+    ans1 = ctx.get("rounds_answers", {}).get(1)
+    key = (sc["mechanisms"][0], float(sc["eps0_fixed"]))
+    if ans1 is not None and key in ctx.get("eps0_answers", {}):
+        checks["rounds_T1_equals_eps0_answer"] = (ans1, ctx["eps0_answers"][key])
     secs = time.perf_counter() - t0
-    doc.p(f"Computed in {secs:.1f} s by shuffledp.")
+    doc.p(f"Computed in {secs:.1f} s by shuffledp {_version()}.")
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(doc.markdown())
     with open(os.path.join(out, "report.html"), "w") as f:
         f.write(doc.html())
     with open(os.path.join(out, "scenario.json"), "w") as f:
         json.dump(sc, f, indent=2)
-    return {"out": out, "seconds": round(secs, 1), "files": sorted(os.listdir(out))}
+    return {"out": out, "seconds": round(secs, 1), "files": sorted(os.listdir(out)),
+            "sections": list(sc["sections"]), "checks": checks}
+
+
+def _version():
+    from .cli import _version as v
+    return v()
 
 
 def _answer_rows(rows, key="eps0"):
@@ -438,19 +559,30 @@ def _answer_rows(rows, key="eps0"):
         groups.setdefault((r["mechanism"], r[key]), []).append(r)
     for (mech, x), rs in groups.items():
         chosen = next((r for r in rs if r["chosen"]), None)
-        lows = [r for r in rs if r["kind"] == "lower"]
+        lows = [r for r in rs if r["kind"] == "lower" and r["epsilon"] is not None]
         lo = max(lows, key=lambda r: r["epsilon"]) if lows else None
         gap = (chosen["epsilon"] / lo["epsilon"]) if chosen and lo and lo["epsilon"] > 0 else None
         out.append([mech, x, chosen["epsilon"] if chosen else None, chosen["bound"] if chosen else "-",
-                    chosen["valid_for"] if chosen else "-", lo["epsilon"] if lo else None,
+                    chosen.get("scope") or chosen["valid_for"] if chosen else "-",
+                    lo["epsilon"] if lo else None,
                     lo["bound"] if lo else "-", gap])
     return out
 
 
 def add_cli(sub, protocol_args, num, int_like):
-    p = sub.add_parser("report", help="the main job: a report directory for a scenario")
-    p.add_argument("--scenario", default=None, help="TOML or JSON file (default: built-in scenario)")
-    p.add_argument("--out", default="report")
+    import argparse
+    p = sub.add_parser("report", help="a report directory (Markdown, HTML, CSV, PNG) for a "
+                                      "scenario", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n"
+                              "  shuffledp report --out report\n"
+                              "  shuffledp report --scenario my.toml --out my-report\n\n"
+                              "A scenario file sets any keys of the built-in scenario "
+                              "(n, delta, eps0,\nmechanisms, rounds, ...) and gets only "
+                              "the sections it asks for (docs/report.md).")
+    p.add_argument("--scenario", default=None,
+                   help="TOML or JSON scenario file, e.g. --scenario my.toml (default: the "
+                        "built-in scenario, every section)")
+    p.add_argument("--out", default="report", help="output directory, e.g. --out report")
 
     def run(a):
         sc = load_scenario(a.scenario) if a.scenario else {}

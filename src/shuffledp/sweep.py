@@ -7,7 +7,9 @@ a cluster without code changes::
     with parallel_config(backend="dask"):      # or "ray", "loky", ...
         rows = shuffledp.sweep.run(grid)
 
-Without joblib the sweep runs sequentially. Every row carries bound, kind and validity class.
+Without joblib the sweep runs sequentially. Every row carries bound, kind and validity class;
+a grid point where no bound (or the requested one) applies is one row with empty kind and
+epsilon and the reason in ``not_applicable``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .protocols import CheckIn, Shuffle, WithoutReplacement
 __all__ = ["grid", "evaluate", "run", "write_csv", "add_cli"]
 
 FIELDS = ["mechanism", "eps0", "n", "rounds", "delta", "sampling", "bound", "kind",
-          "composition", "epsilon", "chosen", "valid_for", "seconds"]
+          "composition", "epsilon", "chosen", "valid_for", "scope", "seconds",
+          "not_applicable"]
 
 
 def grid(**axes) -> list[dict]:
@@ -56,15 +59,18 @@ def evaluate(point: dict) -> list[dict]:
         r = _epsilon(proto, delta, T, bound=point.get("bound"),
                      composition=point.get("composition"))
     except NotApplicableError as exc:
-        return [{**_base(point, proto, delta, T), "bound": point.get("bound", ""), "kind": "n/a",
-                 "epsilon": math.nan, "valid_for": str(exc), "composition": "", "chosen": False,
-                 "seconds": 0.0}]
+        # No number: kind, epsilon and valid_for stay empty (never a NaN or a reason in a
+        # field that means something else); the reason has its own column.
+        return [{**_base(point, proto, delta, T), "bound": point.get("bound", ""), "kind": "",
+                 "epsilon": None, "valid_for": "", "scope": "", "composition": "",
+                 "chosen": False, "seconds": 0.0, "not_applicable": str(exc)}]
     rows = []
     for c in r.candidates:
         rows.append({**_base(point, proto, delta, T), "bound": c.bound, "kind": c.kind,
                      "composition": c.composition, "epsilon": c.epsilon,
                      "chosen": c.bound == r.bound and c.kind == r.kind,
-                     "valid_for": c.valid_for, "seconds": round(c.seconds, 4)})
+                     "valid_for": c.valid_for, "scope": c.scope,
+                     "seconds": round(c.seconds, 4), "not_applicable": ""})
     return rows
 
 
@@ -135,17 +141,33 @@ def _check_out(path: str) -> None:
 
 
 def add_cli(sub, protocol_args, num, int_like):
-    p = sub.add_parser("sweep", help="every bound over a parameter grid, as CSV")
-    p.add_argument("--eps0", type=_list(float), default=None, help="comma-separated eps0 values")
-    p.add_argument("--n", type=_list(lambda s: int(float(s))), required=True)
-    p.add_argument("--delta", type=_list(float), required=True)
-    p.add_argument("--rounds", type=_list(lambda s: int(float(s))), default=[1])
+    import argparse
+    p = sub.add_parser("sweep", help="every bound over a parameter grid, as CSV",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n"
+                              "  shuffledp sweep --eps0 0.5,1,2 --n 1e4,1e5 --delta 1e-6 --out s.csv\n"
+                              "  shuffledp sweep --mechanism rr:2,rr:3 --eps0 1 --n 1e4 "
+                              "--delta 1e-6 --rounds 1,10 --jobs 2\n\n"
+                              "One row per bound and grid point: bound, kind, epsilon, the class "
+                              "it is valid for\n(valid_for, scope) and the composition route. "
+                              "A point where the bound does not\napply has empty kind and "
+                              "epsilon and the reason in not_applicable.")
+    p.add_argument("--eps0", type=_list(float), default=None,
+                   help="comma-separated eps0 values, e.g. --eps0 0.5,1,2")
+    p.add_argument("--n", type=_list(lambda s: int(float(s))), required=True,
+                   help="comma-separated numbers of users, e.g. --n 1e4,1e5")
+    p.add_argument("--delta", type=_list(float), required=True,
+                   help="comma-separated deltas in (0, 1), e.g. --delta 1e-6")
+    p.add_argument("--rounds", type=_list(lambda s: int(float(s))), default=[1],
+                   help="comma-separated numbers of rounds, e.g. --rounds 1,10,100")
     p.add_argument("--mechanism", type=_list(str), default=["ldp"],
-                   help="comma-separated: ldp, rr:K, gaussian:SIGMA")
-    p.add_argument("--bound", default=None)
-    p.add_argument("--jobs", type=int, default=1, help="parallel jobs through joblib (-1: all cores)")
-    p.add_argument("--backend", default=None, help="joblib backend (loky, threading, dask, ray, ...)")
-    p.add_argument("--out", default="sweep.csv")
+                   help="comma-separated: ldp, rr:K, gaussian:SIGMA, e.g. --mechanism ldp,rr:3")
+    p.add_argument("--bound", default=None, help="only this bound, e.g. --bound fmt20")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="parallel jobs through joblib (-1: all cores), e.g. --jobs 2")
+    p.add_argument("--backend", default=None,
+                   help="joblib backend (loky, threading, dask, ray, ...), e.g. --backend loky")
+    p.add_argument("--out", default="sweep.csv", help="output CSV file, e.g. --out sweep.csv")
 
     def run_cli(a):
         _check_out(a.out)

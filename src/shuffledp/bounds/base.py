@@ -19,7 +19,7 @@ instance's output pair. Subclasses may still add routes of their own by overridi
 ``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating the
 rest to ``super()``).
 
-Kinds (spec/README.md "Contract"): ``upper`` is a guarantee, rounded up; ``lower`` is what
+Kinds: ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
 curve is not a lower bound on ε(δ) — it is labelled ``estimate`` ("the best any RDP analysis
 could do").
@@ -53,6 +53,10 @@ class Bound:
     reference: ClassVar[str] = ""
     has_rdp: ClassVar[bool] = False
     has_dp: ClassVar[bool] = False
+    #: Short name of the class of randomizers the bound's numbers hold for (a key of
+    #: ``shuffledp.results.SCOPES``). ``valid_for`` must never claim more than it; the
+    #: contract tests check every registered bound against it.
+    scope: ClassVar[str] = ""
 
     # ----- applicability -------------------------------------------------------------
     def check(self, proto) -> str | None:
@@ -62,6 +66,22 @@ class Bound:
     def valid_for(self, proto) -> str:
         """The class of randomizers (and datasets) the result is valid for."""
         raise NotImplementedError
+
+    def label(self, proto, kind: str) -> tuple[str, str]:
+        """(scope, valid_for) of an outcome of ``kind`` produced by this bound.
+
+        Normally the bound's own. A lower bound's RDP curve converted to (ε, δ) is only an
+        estimate (e.g. for T > 1 without an instance PLD): it must not keep the lower
+        bound's "this much leaks" sentence.
+        """
+        if kind == self.kind or kind == "upper":
+            return self.scope, self.valid_for(proto)
+        if self.kind == "lower" and kind == "estimate":
+            return ("rdp-estimate",
+                    "estimate: the RDP curve of a lower-bound instance converted to "
+                    "(epsilon, delta) — the best any RDP-based analysis could certify for that "
+                    f"instance, not a lower bound ({self.valid_for(proto).split(':')[0]})")
+        return kind, f"{kind}: {self.valid_for(proto)}"
 
     # ----- views ---------------------------------------------------------------------
     def rdp(self, proto, orders: np.ndarray) -> np.ndarray:

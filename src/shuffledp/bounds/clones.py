@@ -1,7 +1,7 @@
 r"""Clone-reduction bounds: FMT20, FMT23 (with its errata), randomizer-specific, k-RR lower.
 
 Every bound here is an instance of the one generic pair of ``shuffledp.clone_pair``
-(spec/clones.md §1); they differ only in the clone probability p, the victim's probabilities
+; they differ only in the clone probability p, the victim's probabilities
 and — most importantly — in the class of randomizers they are valid for:
 
 * ``fmt20`` / ``fmt20-closed`` — Feldman, McMillan, Talwar, "Hiding among the clones: a
@@ -11,11 +11,11 @@ and — most importantly — in the class of randomizers they are valid for:
 * ``fmt23`` / ``fmt23-closed`` — Feldman, McMillan, Talwar, "Stronger privacy amplification
   by shuffling for Rényi and approximate differential privacy", SODA 2023,
   arXiv:2208.04591v3 (Thm 3.1, closed form Thm 3.2). The **errata** (Section 7) restricts
-  them to a class of randomizers; spec §4 proves the class S(ε0): R(x) ≥ (R(x⁰) + R(x¹))/
+  them to a class of randomizers; this library proves the class S(ε0): R(x) ≥ (R(x⁰) + R(x¹))/
   (e^ε0 + 1). k-RR and every 2-input randomizer are in it. On ``sd.LDP`` they refuse.
 * ``clone-specific`` — the generic pair with p = p_R computed from a given matrix
-  (spec §4) [D]: valid for that one randomizer, between FMT20 and FMT23.
-* ``krr-lower`` — what k-RR provably leaks on one instance (spec §5) [D]: k = 2 the exact
+  [D]: valid for that one randomizer, between FMT20 and FMT23.
+* ``krr-lower`` — what k-RR provably leaks on one instance [D]: k = 2 the exact
   2RR instance (both directions); k ≥ 3 the k-RR marginal pair (g > 0, a LOWER bound only)
   and, for small n, the exact value of the "others at the victim's first value" instance.
 """
@@ -68,7 +68,7 @@ def _clone_check(proto):
 
 
 # ----------------------------------------------------------------------------------------
-# Closed forms (spec/clones.md §3)
+# Closed forms
 # ----------------------------------------------------------------------------------------
 def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
     """ε0 ≤ log(n / (16 log(4/δ))) (the authors' code; spec §3)."""
@@ -76,7 +76,7 @@ def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
 
 
 def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
-    """FMT20 closed form as in the authors' public code [V] (spec §3), NOT rounded.
+    """FMT20 closed form as in the authors' public code [V], NOT rounded.
 
     a' = 8 √(e^ε0 log(4/δ)/n), c' = 8 e^ε0/n, ε' = log(1 + a' + c'),
     ε = log(1 + (1 − e^−ε0)/(1 + e^(−ε0−ε')) · (a' + c')). Raises ``OutsideCondition``
@@ -98,7 +98,7 @@ def fmt23_closed_condition(eps0: float, n: int, delta: float) -> bool:
 
 
 def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
-    """FMT23 Theorem 3.2 [R] (spec §3), NOT rounded; ``OutsideCondition`` outside it.
+    """FMT23 Theorem 3.2 [R], NOT rounded; ``OutsideCondition`` outside it.
 
     ε = log(1 + (e^ε0 − 1)/(e^ε0 + 1) · (√(32 (e^ε0 + 1) log(4/δ)/(n − 1))
         + 4 (e^ε0 + 1)/(n − 1))).
@@ -147,7 +147,7 @@ def _closed_delta(eps_of_delta, eps: float) -> float:
 # Class S(ε0)
 # ----------------------------------------------------------------------------------------
 def _stronger_reason(proto) -> str | None:
-    """None if the mechanism is known to be in S(ε0) (spec §4); otherwise why not."""
+    """None if the mechanism is known to be in S(ε0); otherwise why not."""
     m = proto.mechanism
     if isinstance(m, RandomizedResponse):
         return None                            # k-RR is in S(ε0) for every k [D]
@@ -229,8 +229,9 @@ def _fmt23(eps0, n):
 @register
 class FMT20(_PairBound):
     id = "fmt20"
+    scope = "ldp"
     title = "FMT20 clone pair, exact numerics"
-    reference = FMT20_REF + ", Thm 3.1 / Lemma 3.3; spec/clones.md §1-2, §6"
+    reference = FMT20_REF + ", Thm 3.1 / Lemma 3.3"
 
     def check(self, proto):
         return _clone_check(proto)
@@ -245,8 +246,9 @@ class FMT20(_PairBound):
 @register
 class FMT23(_PairBound):
     id = "fmt23"
+    scope = "class-S"
     title = "FMT23 stronger clone pair, exact numerics (restricted class, errata)"
-    reference = FMT23_REF + ", Thm 3.1 as restricted by the errata; spec/clones.md §1, §4"
+    reference = FMT23_REF + ", Thm 3.1 as restricted by the errata"
 
     def check(self, proto):
         return _clone_check(proto) or _stronger_reason(proto)
@@ -262,8 +264,9 @@ class FMT23(_PairBound):
 @register
 class CloneSpecific(_PairBound):
     id = "clone-specific"
+    scope = "this-randomizer"
     title = "Clone pair with this randomizer's own clone probability p_R"
-    reference = FMT23_REF + ", Lemma 7.3 idea; p_R of spec/clones.md §4 [D]"
+    reference = FMT23_REF + ", Lemma 7.3 idea"
 
     def check(self, proto):
         r = _clone_check(proto)
@@ -308,8 +311,9 @@ class _ClosedBound(Bound):
 @register
 class FMT20Closed(_ClosedBound):
     id = "fmt20-closed"
+    scope = "ldp"
     title = "FMT20 closed form (authors' code form)"
-    reference = FMT20_REF + ", Thm 3.1 closed form as in the authors' public code; spec §3"
+    reference = FMT20_REF + ", Thm 3.1 closed form as in the authors' public code"
 
     def check(self, proto):
         return _clone_check(proto)
@@ -324,9 +328,10 @@ class FMT20Closed(_ClosedBound):
 @register
 class FMT23Closed(_ClosedBound):
     id = "fmt23-closed"
+    scope = "class-S"
     default = False                           # [R]: reconstructed, not confirmed
     title = "FMT23 Theorem 3.2 closed form [R]"
-    reference = FMT23_REF + ", Thm 3.2 (reconstructed [R]); spec/clones.md §3"
+    reference = FMT23_REF + ", Thm 3.2 (reconstructed [R])"
 
     def check(self, proto):
         return _clone_check(proto) or _stronger_reason(proto)
@@ -340,7 +345,7 @@ class FMT23Closed(_ClosedBound):
 
 
 # ----------------------------------------------------------------------------------------
-# k-RR lower bound (spec/clones.md §5)
+# k-RR lower bound
 # ----------------------------------------------------------------------------------------
 #: The exact "others at the victim's first value" instance costs O(n²): only for small n.
 FIRST_VALUE_MAX_N = 400
@@ -394,11 +399,12 @@ def krr_first_value_delta(eps0: float, k: int, n: int, eps: float) -> float:
 @register
 class KrrLower(Bound):
     id = "krr-lower"
+    scope = "instance"
     kind = "lower"
     has_dp = True
     has_rdp = False
     title = "k-RR lower bound: what k-ary randomized response provably leaks"
-    reference = (FMT23_REF + ", Sec. 5 (2RR/3RR lower bounds, Fig. 1); spec/clones.md §5 [D]")
+    reference = (FMT23_REF + ", Sec. 5 (2RR/3RR lower bounds, Fig. 1)")
 
     def check(self, proto):
         # A lower bound for all users reporting is not one for a sampled round.

@@ -1,4 +1,4 @@
-r"""Shuffle Gaussian bounds (spec/gaussian.md).
+r"""Shuffle Gaussian bounds.
 
 * ``liew-homogeneous`` — Liew & Takahashi, "Shuffle Gaussian Mechanism for Differential
   Privacy", arXiv:2206.09569v1, Theorem 1 (all orders, exact for n < λ), Theorem 2
@@ -99,6 +99,7 @@ def table1_epsilon(n: int, sigma: float, delta: float, max_order: int = 30) -> t
 @register
 class LiewHomogeneous(Bound):
     id = "liew-homogeneous"
+    scope = "homogeneous"
     kind = "estimate"
     default = False
     has_rdp = True
@@ -132,6 +133,7 @@ class LiewHomogeneous(Bound):
 @register
 class GaussianUnamplified(Bound):
     id = "gaussian-unamplified"
+    scope = "l2"
     kind = "upper"
     has_rdp = True
     has_dp = True

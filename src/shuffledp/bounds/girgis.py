@@ -1,9 +1,9 @@
 r"""Rényi-DP bounds of Girgis, Data, Diggavi, Suresh, Kairouz, "On the Rényi Differential
-Privacy of the Shuffle Model", CCS 2021, arXiv:2105.05180 (spec/girgis.md).
+Privacy of the Shuffle Model", CCS 2021, arXiv:2105.05180.
 
 * ``girgis-ub1`` — Theorem 3.1 (Upper Bound 1) [V], floored n̄ (what the proof gives).
 * ``girgis-ub2`` — Theorem 3.3 (Upper Bound 2) [R]; never tighter than UB1 on the tested
-  range, valid by the Hoeffding-lemma argument of spec/girgis.md §2.
+  range, valid by a Hoeffding-lemma argument.
 * ``girgis-simplified`` — Corollary 3.2 reconstruction [R]: an *estimate*, only inside
   its condition λ⁴ e^{5ε0} < n/9.
 * ``girgis-lower`` — Theorem 3.4 [V] and its reverse direction [D]: the exact RDP of
@@ -292,6 +292,7 @@ class _GirgisBase(Bound):
 @register
 class GirgisUB1(_GirgisBase):
     id = "girgis-ub1"
+    scope = "ldp"
     kind = "upper"
     title = "Girgis et al. Upper Bound 1 (Theorem 3.1)"
     reference = _GirgisBase.reference + ", Theorem 3.1"
@@ -306,12 +307,13 @@ class GirgisUB1(_GirgisBase):
 @register
 class GirgisUB2(_GirgisBase):
     id = "girgis-ub2"
+    scope = "ldp"
     kind = "upper"
     # Tagged [R] in spec/girgis.md §2: listed, never the default answer (it is never
     # tighter than UB1 on the tested range anyway).
     default = False
     title = "Girgis et al. Upper Bound 2 (Theorem 3.3) [R]"
-    reference = _GirgisBase.reference + ", Theorem 3.3 (reconstructed; spec/girgis.md §2)"
+    reference = _GirgisBase.reference + ", Theorem 3.3 (reconstructed)"
 
     def rdp(self, proto, orders):
         return ub2(proto.eps0, proto.n, orders)
@@ -320,10 +322,11 @@ class GirgisUB2(_GirgisBase):
 @register
 class GirgisSimplified(_GirgisBase):
     id = "girgis-simplified"
+    scope = "approximation"
     kind = "estimate"
     default = False
     title = "Girgis et al. Corollary 3.2, reconstructed [R]: an approximation"
-    reference = _GirgisBase.reference + ", Corollary 3.2 (constants not confirmed; spec/girgis.md §3)"
+    reference = _GirgisBase.reference + ", Corollary 3.2 (constants not confirmed)"
 
     def check(self, proto):
         r = super().check(proto)
@@ -346,10 +349,11 @@ class GirgisSimplified(_GirgisBase):
 @register
 class GirgisLower(_GirgisBase):
     id = "girgis-lower"
+    scope = "instance"
     kind = "lower"
     has_dp = True
     title = "Girgis et al. lower bound (Theorem 3.4): binary RR, both directions"
-    reference = _GirgisBase.reference + ", Theorem 3.4 (reverse direction: spec/girgis.md §4)"
+    reference = _GirgisBase.reference + ", Theorem 3.4 (reverse direction:)"
 
     def check(self, proto):
         r = ldp_reason(proto) or no_sampling_reason(proto)

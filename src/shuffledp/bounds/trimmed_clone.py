@@ -1,4 +1,4 @@
-r"""``trimmed-clone``: a valid amplified bound for the shuffle Gaussian (spec/gaussian.md §3a).
+r"""``trimmed-clone``: a valid amplified bound for the shuffle Gaussian.
 
 Lemma [D]: if R is (ε0, δ0)-LDP, c = 1 − n·δ0 > 0 and ε0' = ε0 − log c, the generic clone
 pair (clones.md §1) with p = e^{−ε0}·c, a = e^{ε0'}/(1 + e^{ε0'}), b = 1 − a gives
@@ -135,11 +135,12 @@ def _finite_or_refuse(v: float, sigma: float) -> None:
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
+    scope = "l2"
     kind = "upper"
     has_rdp = False
     has_dp = True
     title = "Trimmed-victim clone bound for (eps0, delta0)-LDP randomizers (Gaussian curve)"
-    reference = ("spec/gaussian.md §3a (derived in this project; FMT20 clone pair, "
+    reference = ("docs/trimmed-clone.md (derived in this library; FMT20 clone pair, "
                  "Feldman–McMillan–Talwar arXiv:2012.12803, with the victim trimmed)")
 
     def check(self, proto):

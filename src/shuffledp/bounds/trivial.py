@@ -1,7 +1,7 @@
 """The trivial bound: shuffling is post-processing of ε0-LDP reports.
 
 The shuffled output is ε0-DP, hence (λ, min(ε0, λ ε0²/2))-RDP (pure DP ⇒ ε0²/2-zCDP;
-Bun & Steinke 2016, Prop. 1.4) — spec/README.md "Contract every bound obeys". Its (ε, δ)
+Bun & Steinke 2016, Prop. 1.4), always available and always valid. Its (ε, δ)
 curve is the binary randomized-response curve δ(ε) = (e^ε0 − e^ε)/(e^ε0 + 1), which
 dominates every ε0-DP pair (Kairouz, Oh, Viswanath 2015).
 
@@ -26,6 +26,7 @@ from .base import Bound, register
 @register
 class Trivial(Bound):
     id = "trivial"
+    scope = "ldp"
     kind = "upper"
     title = "Post-processing: the shuffled output is eps0-DP"
     reference = "Post-processing of eps0-LDP reports; zCDP of pure DP: Bun & Steinke, arXiv:1605.02065, Prop. 1.4"
