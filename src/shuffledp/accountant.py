@@ -59,15 +59,49 @@ def _named(proto, bound_id):
     return b
 
 
-def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
+#: Bounds whose evaluation costs seconds at large n (exact pair sums, instance sums); the
+#: accountant tries them after the closed forms so that their floors meet a good answer.
+_COSTLY = ("fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower")
+
+NOT_ASKED = ("not computed: lower bounds, estimates and comparison-only bounds are "
+             "computed on request (lower=True)")
+
+
+def _can_answer(b) -> bool:
+    return b.kind == "upper" and b.default
+
+
+def _cheap_first(bounds) -> list:
+    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last."""
+    return sorted(bounds, key=lambda b: bool(b.id in _COSTLY or b.rdp_expensive))
+
+
+def _split_requested(bounds, lower: bool):
+    """(bounds to evaluate, [(id, reason)] for those left out because nobody asked)."""
+    if lower:
+        return bounds, []
+    return [b for b in bounds if _can_answer(b)], [(b.id, NOT_ASKED) for b in bounds
+                                                    if not _can_answer(b)]
+
+
+def _best_so_far(cands, question):
+    vals = [c.epsilon if question == "epsilon" else c.delta for c in cands if _can_answer(c)]
+    return min(vals) if vals else None
+
+
+def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True):
     proto = _check_proto(proto)
     if bound is not None:
         bounds, skipped = [_named(proto, bound)], []
     else:
         bounds, skipped = applicable(proto)
+        bounds = _cheap_first(bounds)
     if upper_only:
         # Calibration needs only the candidates that can be the answer.
         bounds = [b for b in bounds if b.kind == "upper" and b.default]
+    elif bound is None:
+        bounds, not_asked = _split_requested(bounds, lower)
+        skipped.extend(not_asked)
     cands = []
     for b in bounds:
         if composition is not None and composition not in b.routes(rounds):
@@ -76,12 +110,14 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
             skipped.append((b.id, f"does not offer composition {composition!r}"))
             continue
         t0 = time.perf_counter()
+        # A bound that can be the answer may skip what provably cannot beat the best so far.
+        beat = _best_so_far(cands, question) if bound is None and _can_answer(b) else None
         try:
             if question == "epsilon":
-                o = b.epsilon(proto, x, rounds, composition)
+                o = b.epsilon(proto, x, rounds, composition, beat=beat)
                 eps, dlt = o.value, x
             else:
-                o = b.delta(proto, x, rounds, composition)
+                o = b.delta(proto, x, rounds, composition, beat=beat)
                 eps, dlt = x, o.value
         except NotApplicableError as exc:
             # Conditions that depend on the question (a closed form's δ-condition).
@@ -109,7 +145,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
                   chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition)
 
 
-def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
+def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
 
     Parameters
@@ -119,6 +155,10 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
     rounds : int ≥ 1
     bound : str, optional — one bound id (see ``shuffledp.bounds.ids()``); default: all.
     composition : {"rdp", "kov15", "pld", "none"}, optional — default: the tightest.
+    lower : bool — also compute the lower bounds, estimates and comparison-only bounds
+        (default False: only the bounds that can be the answer; the others are listed
+        as not computed). Candidates that provably cannot beat the best answer found so
+        far are skipped either way, with the reason ("skipped: cannot beat X").
 
     Returns
     -------
@@ -126,14 +166,23 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, d, rounds, bound, composition, "epsilon")
+    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower))
 
 
-def delta(proto, epsilon, rounds=1, *, bound=None, composition=None) -> Result:
-    """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP."""
+def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+    """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
+
+    ``lower=True`` also computes lower bounds, estimates and comparison-only bounds.
+    """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, e, rounds, bound, composition, "delta")
+    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower))
+
+
+def _flag(lower) -> bool:
+    if not isinstance(lower, (bool, np.bool_)):
+        raise ValueError(f"lower must be True or False; got {lower!r}")
+    return bool(lower)
 
 
 def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:

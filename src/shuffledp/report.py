@@ -304,7 +304,7 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
             for T in sc["rounds"]:
                 for comp in ("rdp", "kov15", "pld"):
                     try:
-                        r = _epsilon(proto, d, T, composition=comp)
+                        r = _epsilon(proto, d, T, composition=comp, lower=True)
                     except NotApplicableError:
                         continue
                     rows_t.append({"mechanism": mech, "rounds": T, "composition": comp,
@@ -387,7 +387,7 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
             doc.h(f"6. Federated learning: shuffle Gaussian (n = {g['n']}, sigma = {g['sigma']:g}, "
                   f"check-in rate {g['checkin']:g}, T = {g['rounds']}, delta = {g['delta']:g})")
             try:
-                r = _epsilon(proto, g["delta"], g["rounds"])
+                r = _epsilon(proto, g["delta"], g["rounds"], lower=True)
                 doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
                           [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for] for c in r.candidates])
                 doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}'). "

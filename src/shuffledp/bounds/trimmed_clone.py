@@ -111,6 +111,11 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
+#: Users the trimmed pair is built for at most (one round / several rounds); see ``users``.
+TRIMMED_MAX_N_ONE = 10**7
+TRIMMED_MAX_N_ROUNDS = 10**6
+
+
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
@@ -139,16 +144,33 @@ class TrimmedClone(Bound):
     def routes(self, rounds):
         return ["none"] if rounds == 1 else ["rdp"]
 
+    @staticmethod
+    def users(proto, rounds) -> int:
+        """Users the pair is built for: ≤ n (more users only help: the others' reports can
+        be simulated), capped because each ε0 step costs a pair RDP search (T > 1) or a
+        pair root (T = 1) whose cost grows like sqrt(n)."""
+        cap = TRIMMED_MAX_N_ONE if rounds == 1 else TRIMMED_MAX_N_ROUNDS
+        return int(min(int(proto.n), cap))
+
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
+        o = super()._run(fn, proto, x, rounds, composition, beat)
+        m = self.users(proto, rounds)
+        if m < proto.n:
+            o.details["evaluated_at_n"] = m
+            o.details["coarse"] = (f"pair built for n' = {m:.0e} of the {proto.n:.3g} users "
+                                   "(valid: more users only help)")
+        return o
+
     def epsilon_route(self, proto, delta, rounds, route):
         s = proto.mechanism.sigma
         if rounds == 1:
-            v, det = trimmed_epsilon_one(proto.n, s, delta)
+            v, det = trimmed_epsilon_one(self.users(proto, rounds), s, delta)
             return Outcome(float(round_up(v)), "upper", "none", det)
-        v, det = trimmed_epsilon_rounds(proto.n, s, delta, rounds)
+        v, det = trimmed_epsilon_rounds(self.users(proto, rounds), s, delta, rounds)
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
     def delta_route(self, proto, eps, rounds, route):
-        n, s = proto.n, proto.mechanism.sigma
+        n, s = self.users(proto, rounds), proto.mechanism.sigma
 
         def f(e0):
             pair, c = trimmed_pair(n, s, e0)
