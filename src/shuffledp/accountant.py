@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _validate as v
 from .bounds import all_bounds, get
+from .bounds.base import CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import Candidate, RdpCurve, Result
@@ -89,7 +90,11 @@ def _best_so_far(cands, question):
     return min(vals) if vals else None
 
 
-def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True):
+def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True,
+         target=None):
+    """The candidate loop. ``target`` (calibration's yes/no question "is the answer ≤
+    target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
+    the returned value is then ≤ target exactly when the full minimum is."""
     proto = _check_proto(proto)
     if bound is not None:
         bounds, skipped = [_named(proto, bound)], []
@@ -103,6 +108,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         bounds, not_asked = _split_requested(bounds, lower)
         skipped.extend(not_asked)
     cands = []
+    floors = []
     for b in bounds:
         if composition is not None and composition not in b.routes(rounds):
             if bound is not None:
@@ -112,6 +118,11 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         t0 = time.perf_counter()
         # A bound that can be the answer may skip what provably cannot beat the best so far.
         beat = _best_so_far(cands, question) if bound is None and _can_answer(b) else None
+        if target is not None:
+            if beat is not None and beat <= target:
+                skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
+                continue
+            beat = target if beat is None else min(beat, target)
         try:
             if question == "epsilon":
                 o = b.epsilon(proto, x, rounds, composition, beat=beat)
@@ -123,6 +134,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
             # Conditions that depend on the question (a closed form's δ-condition).
             if bound is not None:
                 raise
+            if isinstance(exc, CannotBeat):
+                floors.append(exc.floor)
             skipped.append((b.id, str(exc)))
             continue
         except (ArithmeticError, FloatingPointError, MemoryError) as exc:
@@ -138,6 +151,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         chosen = cands[0]
     else:
         ups = [c for c in cands if c.kind == "upper" and c.default]
+        if not ups and target is not None and floors:
+            raise CannotBeat(min(floors), target)
         if not ups:
             raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
         chosen = min(ups, key=val)

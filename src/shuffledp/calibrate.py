@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from . import _validate as v
 from .accountant import _ask
+from .bounds.base import CannotBeat
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
@@ -56,8 +57,30 @@ class Calibration:
         return s
 
 
+#: Called once per accountant evaluation (the CLI's progress bar); None: nothing.
+_on_step = None
+
+
+def _step():
+    if _on_step is not None:
+        _on_step()
+
+
 def _best(proto, delta, T):
+    _step()
     return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
+
+
+def _meets(proto, delta, T, target) -> float:
+    """A certified ε that is ≤ target exactly when the accountant's answer is (calibration's
+    yes/no question, answered with the cheapest bounds that decide it); inf when every
+    candidate provably stays above the target."""
+    _step()
+    try:
+        return _ask(proto, delta, T, None, None, "epsilon", upper_only=True,
+                    target=target).epsilon
+    except CannotBeat as exc:
+        return max(exc.floor, math.nextafter(target, math.inf))
 
 
 def _finish(param, value, proto, target, delta, T):
@@ -211,13 +234,13 @@ def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
     d = v.probability("delta", delta)
 
     def ok(T):
-        return _best(proto, d, T).epsilon <= target
+        return _meets(proto, d, T, target) <= target
 
     memo: dict = {}
 
     def eps_at(T):
         if T not in memo:
-            memo[T] = _best(proto, d, T).epsilon
+            memo[T] = _meets(proto, d, T, target)
         return memo[T]
 
     if eps_at(1) > target:
@@ -267,7 +290,7 @@ def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**1
     T = v.integer("rounds", rounds, lo=1)
 
     def ok(n):
-        return _best(Shuffle(mechanism, n, sampling=sampling), d, T).epsilon <= target
+        return _meets(Shuffle(mechanism, n, sampling=sampling), d, T, target) <= target
 
     if ok(1):
         return _finish("users", 1, Shuffle(mechanism, 1, sampling=sampling), target, d, T)
@@ -311,6 +334,17 @@ def add_cli(sub, protocol_args, num, int_like):
                     WithoutReplacement(a.sample_size) if a.sample_size is not None else None)
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
+        global _on_step
+        from ._progress import Progress
+        bar = Progress(None, f"calibrate {a.what}", enabled=None if not a.json else False)
+        _on_step = lambda: bar.update(1)   # noqa: E731 — one accountant evaluation
+        try:
+            return _run_cli(a, sampling)
+        finally:
+            _on_step = None
+            bar.close()
+
+    def _run_cli(a, sampling):
         if a.what == "eps0":
             c = eps0(a.n, a.epsilon, a.delta, a.rounds, k=a.k)
         elif a.what == "sigma":

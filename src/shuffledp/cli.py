@@ -118,11 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     _protocol_args(p)
     p.add_argument("--delta", type=_num, required=True)
     p.add_argument("--composition", default=None, choices=["rdp", "kov15", "pld", "none"])
+    _add_lower(p)
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon")
     _protocol_args(p)
     p.add_argument("--epsilon", type=_num, required=True)
     p.add_argument("--composition", default=None, choices=["rdp", "kov15", "pld", "none"])
+    _add_lower(p)
 
     p = sub.add_parser("rdp", help="RDP curve at given orders")
     _protocol_args(p)
@@ -133,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _extra_commands(sub)
     return ap
+
+
+def _add_lower(p):
+    p.add_argument("--lower", action="store_true",
+                   help="also compute lower bounds, estimates and comparison-only bounds "
+                        "(slower; by default only the bounds that can be the answer)")
 
 
 def _extra_commands(sub):
@@ -192,9 +200,11 @@ def _run(a) -> int:
     if a.cmd in ("epsilon", "delta"):
         proto = protocol_from_args(a)
         if a.cmd == "epsilon":
-            r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound, composition=a.composition)
+            r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound,
+                                   composition=a.composition, lower=a.lower)
         else:
-            r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound, composition=a.composition)
+            r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound,
+                                 composition=a.composition, lower=a.lower)
         base = _gaussian_baselines(proto, a) if a.cmd == "epsilon" else None
         if a.json:
             d = r.to_dict()
