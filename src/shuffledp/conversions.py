@@ -268,8 +268,13 @@ class CannotBeatOrders(ArithmeticError):
         super().__init__(f"no order can beat {beat:.6g}: the conversion alone is at least {floor:.6g}")
 
 
-def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score):
+def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None):
     start = first_useful_order(floor, max_order, beat_score) if beat is not None else 2
+    if start != 2 and tiny is not None:
+        # The floor leaves out the KL shortcut (ε = 0 when T·RDP ≤ −log(1 − δ²)); RDP grows
+        # with the order, so one look at order 2 tells whether it can apply anywhere.
+        if tiny(float(np.asarray(rdp_fn(np.array([2], dtype=np.int64)), dtype=float)[0])):
+            start = 2
     if start is None:
         lam = np.unique(np.geomspace(2, max(int(max_order), 2), 10**5).astype(np.int64))
         raise CannotBeatOrders(float(np.min(floor(lam))), beat)
@@ -302,7 +307,9 @@ def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
     def score(o, v):
         return eps_from_rdp(o, rounds * v, delta)
 
-    c, _ = _pruned_search(rdp_fn, score, _eps_floor(delta), max_order, coarse, beat, beat)
+    kl = -math.log1p(-delta * delta)
+    c, _ = _pruned_search(rdp_fn, score, _eps_floor(delta), max_order, coarse, beat, beat,
+                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6))
     return c
 
 
@@ -319,6 +326,8 @@ def search_delta(rdp_fn: RdpFunction, eps: float, rounds: int = 1,
         with np.errstate(divide="ignore"):
             return np.log(delta_from_rdp(o, rounds * v, eps))
 
-    bs = math.log(beat) if beat is not None and beat > 0 else (None if beat is None else -math.inf)
-    c, _ = _pruned_search(rdp_fn, score, _logdelta_floor(eps), max_order, coarse, beat, bs)
+    # No order pruning for δ: the Pinsker cap sqrt(1 − e^{−T·RDP}) can make any order's δ
+    # small, so no floor holds without the curve's values. (``beat`` is accepted for
+    # symmetry.)
+    c, _ = _pruned_search(rdp_fn, score, _logdelta_floor(eps), max_order, coarse, None, None)
     return Conversion(float(math.exp(c.value)), c.order, c.limit_hit, c.max_order, c.orders_evaluated)
