@@ -199,9 +199,9 @@ class _PairBound(Bound):
         if rounds == 1:
             # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
             return [x for x in r if x != "rdp"]
-        # PLD first: its value (usually the best) lets the RDP order search skip the orders
-        # that cannot beat it, and KOV15's floor check skip KOV15.
-        return sorted(r, key=lambda x: x != "pld")
+        # Base order (rdp, kov15, pld): below PAIR_RDP_MAX_N the RDP search is the cheap
+        # route and its value lets KOV15's floor check skip KOV15; above it only PLD runs.
+        return r
 
     def route_cost_reason(self, proto, rounds, route):
         # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);
