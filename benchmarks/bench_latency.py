@@ -252,13 +252,28 @@ def summary(rows, timeout):
         fr = [r for r in rows if r["family"] == fam and not r.get("error")]
         if not fr:
             continue
-        for which in ("cold", "warm"):
-            if fam == "cli" and which == "warm":
+        for which in ("cold", "warm", "warm_cpu"):
+            if fam == "cli" and which != "cold":
                 continue
-            xs = [math.inf if r[which] is None else r[which] for r in fr]
+            if which == "warm_cpu" and not any(r.get("warm_cpu") is not None for r in fr):
+                continue
+            xs = [math.inf if r.get(which) is None else r[which] for r in fr]
             f = (lambda t: f"> {timeout:g}" if math.isinf(t) else f"{t:.3f}")
             out.append((fam, which, len(xs), f(_pct(xs, 0.5)), f(_pct(xs, 0.95)), f(max(xs))))
     return out
+
+
+def _print_summary(rows, timeout, ref):
+    """p50 / p95 / max per family: cold and warm wall time, and warm CPU time (the process's
+    own seconds: what an idle machine would show when the machine is shared)."""
+    print("\nfamily     kind      count       p50       p95       max   (seconds)")
+    for fam, which, cnt, p50, p95, mx in summary(rows, timeout):
+        print(f"{fam:10s} {which:9s} {cnt:5d} {p50:>9s} {p95:>9s} {mx:>9s}")
+    if ref:
+        ws = sorted(r["warm"] for r in rows if r["family"] == "epsilon" and r.get("warm") is not None)
+        if ws:
+            print(f"\nratio: default sd.epsilon warm p50 / dp_accounting = "
+                  f"{_pct(ws, 0.5) / ref:.1f}x")
 
 
 def dp_accounting_time(timeout):
@@ -290,7 +305,13 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="every 4th question only")
     ap.add_argument("--compare", default=None, help="a JSON file from an earlier run")
     ap.add_argument("--src", default=None, help="the source tree to time (default: ../src)")
+    ap.add_argument("--summarize", default=None, help="print the summary of a saved JSON run")
     a = ap.parse_args(argv)
+    if a.summarize:
+        with open(a.summarize) as fh:
+            saved = json.load(fh)
+        _print_summary(saved["rows"], saved["timeout"], saved.get("dp_accounting"))
+        return 0
     global SRC
     if a.src:
         SRC = os.path.abspath(a.src)
@@ -301,15 +322,7 @@ def main(argv=None):
     print("dp_accounting RDP accountant, central Gaussian (sigma=1, 1000 rounds, delta=1e-5), "
           f"warm: {'n/a' if ref is None else f'{ref * 1e3:.1f} ms'}")
     rows = measure(qs, a.timeout)
-    print("\nfamily     kind  count       p50       p95       max   (seconds)")
-    summ = summary(rows, a.timeout)
-    for fam, which, cnt, p50, p95, mx in summ:
-        print(f"{fam:10s} {which:5s} {cnt:5d} {p50:>9s} {p95:>9s} {mx:>9s}")
-    if ref:
-        ws = sorted(r["warm"] for r in rows if r["family"] == "epsilon" and r["warm"] is not None)
-        if ws:
-            print(f"\nratio: default sd.epsilon warm p50 / dp_accounting = "
-                  f"{_pct(ws, 0.5) / ref:.1f}x")
+    _print_summary(rows, a.timeout, ref)
     if a.out:
         with open(a.out, "w") as fh:
             json.dump({"import": imp, "dp_accounting": ref, "timeout": a.timeout,
