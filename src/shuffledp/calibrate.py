@@ -13,6 +13,7 @@ was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by de
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -66,7 +67,10 @@ def _step():
         _on_step()
 
 
+@functools.lru_cache(maxsize=64)
 def _best(proto, delta, T):
+    # Cached: the bracket, the loop's ends and the final record ask the same point again
+    # (protocols are frozen and hashable; a Result is never modified).
     _step()
     return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
 
