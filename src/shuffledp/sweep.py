@@ -53,7 +53,7 @@ def evaluate(point: dict) -> list[dict]:
     T = int(point.get("rounds", 1))
     try:
         r = _epsilon(proto, delta, T, bound=point.get("bound"),
-                     composition=point.get("composition"))
+                     composition=point.get("composition"), lower=bool(point.get("lower", True)))
     except NotApplicableError as exc:
         return [{**_base(point, proto, delta, T), "bound": point.get("bound", ""), "kind": "n/a",
                  "epsilon": math.nan, "valid_for": str(exc), "composition": "", "chosen": False,
