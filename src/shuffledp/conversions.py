@@ -270,6 +270,11 @@ class CannotBeatOrders(ArithmeticError):
 
 def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None):
     start = first_useful_order(floor, max_order, beat_score) if beat is not None else 2
+    if start is not None and coarse == "sparse":
+        # Expensive curves: evaluating the low orders in one call is cheaper than the
+        # scattered high orders a shifted start would visit (the pair kernel shares work
+        # across the orders of one call), so only the whole-route skip below applies.
+        start = 2
     if start != 2 and tiny is not None:
         # The floor leaves out the KL shortcut (ε = 0 when T·RDP ≤ −log(1 − δ²)); RDP grows
         # with the order, so one look at order 2 tells whether it can apply anywhere.
