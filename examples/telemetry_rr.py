@@ -11,8 +11,8 @@ import shuffledp as sd
 n, k, eps0, days, delta = 50_000, 4, 2.0, 30, 1e-7
 proto = sd.Shuffle(sd.RandomizedResponse(eps0, k=k), n=n)
 
-one = sd.epsilon(proto, delta=delta)
-print(one)                      # every applicable bound; fmt23 is valid for k-RR (clones.md §4)
+one = sd.epsilon(proto, delta=delta, lower=True)
+print(one)                      # every applicable bound (lower=True: lower bounds too); fmt23 is valid for k-RR (clones.md §4)
 
 month = sd.epsilon(proto, delta=delta, rounds=days)
 print(f"\nafter {days} days: epsilon <= {month.epsilon:.4g} "

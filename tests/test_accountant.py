@@ -15,7 +15,7 @@ from shuffledp.bounds import girgis as g
 
 def test_epsilon_result_record():
     p = sd.Shuffle(sd.LDP(1.0), n=10_000)
-    r = sd.epsilon(p, 1e-6)
+    r = sd.epsilon(p, 1e-6, lower=True)
     assert r.kind == "upper" and r.question == "epsilon" and r.delta == 1e-6 and r.rounds == 1
     ups = [c for c in r.candidates if c.kind == "upper" and c.default]
     assert r.epsilon == min(c.epsilon for c in ups) and r.chosen.bound == r.bound
@@ -80,7 +80,7 @@ def test_rdp_default_is_pointwise_min_of_upper_bounds():
 
 
 def test_not_applicable_is_recorded_not_raised():
-    r = sd.epsilon(sd.Shuffle(sd.LDP(5.0), n=100), 1e-6)
+    r = sd.epsilon(sd.Shuffle(sd.LDP(5.0), n=100), 1e-6, lower=True)
     reasons = dict(r.not_applicable)
     assert "girgis-simplified" in reasons and "lambda^4" in reasons["girgis-simplified"]
     # The Gaussian is not eps0-LDP: every LDP bound says so, and a Gaussian bound answers.

@@ -17,6 +17,7 @@ import numpy as np
 from . import _validate as v
 from . import composers as _composers
 from .bounds import all_bounds, get
+from .bounds.base import CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
@@ -82,16 +83,55 @@ def _bound_failure(b, proto, exc: BaseException) -> NotApplicableError:
         f"{_failure_what(exc)} ({type(exc).__name__}). Bounds that apply: {others}")
 
 
-def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
+#: Bounds whose evaluation costs seconds at large n (exact pair sums, instance sums); the
+#: accountant tries them after the closed forms so that their floors meet a good answer.
+_COSTLY = ("fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower")
+
+NOT_ASKED = ("not computed: lower bounds, estimates and comparison-only bounds are "
+             "computed on request (lower=True)")
+
+
+def _can_answer(b) -> bool:
+    return b.kind == "upper" and b.default
+
+
+def _cheap_first(bounds) -> list:
+    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last."""
+    return sorted(bounds, key=lambda b: bool(b.id in _COSTLY or b.rdp_expensive))
+
+
+def _split_requested(bounds, lower: bool):
+    """(bounds to evaluate, [(id, reason)] for those left out because nobody asked)."""
+    if lower:
+        return bounds, []
+    return [b for b in bounds if _can_answer(b)], [(b.id, NOT_ASKED) for b in bounds
+                                                    if not _can_answer(b)]
+
+
+def _best_so_far(cands, question):
+    vals = [c.epsilon if question == "epsilon" else c.delta for c in cands if _can_answer(c)]
+    return min(vals) if vals else None
+
+
+def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True,
+         target=None):
+    """The candidate loop. ``target`` (calibration's yes/no question "is the answer ≤
+    target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
+    the returned value is then ≤ target exactly when the full minimum is."""
     proto = _check_proto(proto)
     if bound is not None:
         bounds, skipped = [_named(proto, bound)], []
     else:
         bounds, skipped = applicable(proto)
+        bounds = _cheap_first(bounds)
     if upper_only:
         # Calibration needs only the candidates that can be the answer.
         bounds = [b for b in bounds if b.kind == "upper" and b.default]
+    elif bound is None:
+        bounds, not_asked = _split_requested(bounds, lower)
+        skipped.extend(not_asked)
     cands = []
+    floors = []
     for b in bounds:
         if composition is not None and composition not in b.routes(rounds):
             if bound is not None:
@@ -99,17 +139,26 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
             skipped.append((b.id, f"does not offer composition {composition!r}"))
             continue
         t0 = time.perf_counter()
+        # A bound that can be the answer may skip what provably cannot beat the best so far.
+        beat = _best_so_far(cands, question) if bound is None and _can_answer(b) else None
+        if target is not None:
+            if beat is not None and beat <= target:
+                skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
+                continue
+            beat = target if beat is None else min(beat, target)
         try:
             if question == "epsilon":
-                o = b.epsilon(proto, x, rounds, composition)
+                o = b.epsilon(proto, x, rounds, composition, beat=beat)
                 eps, dlt = o.value, x
             else:
-                o = b.delta(proto, x, rounds, composition)
+                o = b.delta(proto, x, rounds, composition, beat=beat)
                 eps, dlt = x, o.value
         except NotApplicableError as exc:
             # Conditions that depend on the question (a closed form's δ-condition).
             if bound is not None:
                 raise
+            if isinstance(exc, CannotBeat):
+                floors.append(exc.floor)
             skipped.append((b.id, str(exc)))
             continue
         except Exception as exc:                        # noqa: BLE001 — one bound's failure
@@ -128,6 +177,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False):
         chosen = cands[0]
     else:
         ups = [c for c in cands if c.kind == "upper" and c.default]
+        if not ups and target is not None and floors:
+            raise CannotBeat(min(floors), target)
         if not ups:
             raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
         chosen = min(ups, key=val)
@@ -152,7 +203,7 @@ def _notes(bounds, rounds, composition) -> tuple:
                else "with it, the answer over several rounds is often tighter"),)
 
 
-def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
+def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
 
     Parameters
@@ -162,6 +213,10 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
     rounds : int ≥ 1
     bound : str, optional — one bound id (see ``shuffledp.bounds.ids()``); default: all.
     composition : {"rdp", "kov15", "pld", "none"}, optional — default: the tightest.
+    lower : bool — also compute the lower bounds, estimates and comparison-only bounds
+        (default False: only the bounds that can be the answer; the others are listed
+        as not computed). Candidates that provably cannot beat the best answer found so
+        far are skipped either way, with the reason ("skipped: cannot beat X").
 
     Returns
     -------
@@ -169,14 +224,23 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None) -> Result:
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, d, rounds, bound, composition, "epsilon")
+    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower))
 
 
-def delta(proto, epsilon, rounds=1, *, bound=None, composition=None) -> Result:
-    """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP."""
+def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+    """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
+
+    ``lower=True`` also computes lower bounds, estimates and comparison-only bounds.
+    """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, e, rounds, bound, composition, "delta")
+    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower))
+
+
+def _flag(lower) -> bool:
+    if not isinstance(lower, (bool, np.bool_)):
+        raise ValueError(f"lower must be True or False; got {lower!r}")
+    return bool(lower)
 
 
 def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import _validate as v
 from .accountant import _ask
+from .bounds.base import CannotBeat
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
@@ -111,6 +113,14 @@ class Calibration(_Number):
 #: Set while calibrating for the runner-up: the accountant is restricted to that bound.
 _ONLY: contextvars.ContextVar = contextvars.ContextVar("shuffledp_calibrate_only", default=None)
 
+#: Called once per accountant evaluation (the CLI's progress bar); None: nothing.
+_on_step = None
+
+
+def _step():
+    if _on_step is not None:
+        _on_step()
+
 
 class _Missed:
     """What a single named bound 'certifies' where it does not apply: nothing."""
@@ -119,13 +129,32 @@ class _Missed:
 
 
 def _best(proto, delta, T):
-    only = _ONLY.get()
+    return _best_cached(proto, delta, T, _ONLY.get())
+
+
+@functools.lru_cache(maxsize=64)
+def _best_cached(proto, delta, T, only):
+    # Cached: the bracket, the loop's ends and the final record ask the same point again
+    # (protocols are frozen and hashable; a Result is never modified).
+    _step()
     if only is not None:
         try:
             return _ask(proto, delta, T, only, None, "epsilon")
         except (NotApplicableError, ArithmeticError):
             return _Missed()
     return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
+
+
+def _meets(proto, delta, T, target) -> float:
+    """A certified ε that is ≤ target exactly when the accountant's answer is (calibration's
+    yes/no question, answered with the cheapest bounds that decide it); inf when every
+    candidate provably stays above the target."""
+    _step()
+    try:
+        return _ask(proto, delta, T, None, None, "epsilon", upper_only=True,
+                    target=target).epsilon
+    except CannotBeat as exc:
+        return max(exc.floor, math.nextafter(target, math.inf))
 
 
 def _finish(param, value, proto, target, delta, T):
@@ -197,11 +226,17 @@ def _family(template, e0):
 # ------------------------------------------------------------------------------------------
 # The generic calibrator (dp_accounting's calibrate_dp_mechanism shape)
 # ------------------------------------------------------------------------------------------
-def _ledger_epsilon(acc, delta):
+def _ledger_epsilon(acc, delta, target=None):
     e = acc.entries
-    if _ONLY.get() is not None and len(e) == 1 and e[0].is_shuffle:
-        # The runner-up search: only the named bound certifies (see ``_best``).
+    if len(e) == 1 and e[0].is_shuffle:
+        if _ONLY.get() is not None:
+            # The runner-up search: only the named bound certifies (see ``_best``).
+            return _best(e[0].item, delta, e[0].rounds).epsilon
+        if target is not None:
+            # A yes/no question (integer parameters): the cheapest bounds that decide it.
+            return _meets(e[0].item, delta, e[0].rounds, target)
         return _best(e[0].item, delta, e[0].rounds).epsilon
+    _step()
     return acc.epsilon(delta).epsilon
 
 
@@ -246,7 +281,7 @@ def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False
 
     def eps_at(x):
         if x not in memo:
-            memo[x] = _ledger_epsilon(make(x), d)
+            memo[x] = _ledger_epsilon(make(x), d, target if discrete else None)
         return memo[x]
 
     lim_lo, lim_hi = limits
@@ -651,6 +686,17 @@ def add_cli(sub, protocol_args, num, int_like):
         T = 1 if a.rounds is None else a.rounds
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
+        global _on_step
+        from ._progress import Progress
+        bar = Progress(None, f"calibrate {a.what}", enabled=None if not a.json else False)
+        _on_step = lambda: bar.update(1)   # noqa: E731 — one accountant evaluation
+        try:
+            return _run_cli(a, sampling)
+        finally:
+            _on_step = None
+            bar.close()
+
+    def _run_cli(a, sampling):
         if a.what == "eps0":
             k, fam = a.k, None
             if a.mechanism is not None:

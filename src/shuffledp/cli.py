@@ -299,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="target delta in (0, 1), e.g. --delta 1e-6")
     p.add_argument("--composition", default=None, choices=_composer_ids(),
                    help=_COMPOSITION_HELP)
+    _add_lower(p)
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
                        formatter_class=fmt,
@@ -310,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="epsilon >= 0 at which to bound delta, e.g. --epsilon 0.5")
     p.add_argument("--composition", default=None, choices=_composer_ids(),
                    help=_COMPOSITION_HELP)
+    _add_lower(p)
 
     p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
                        epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
@@ -326,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .fl.cli import add_cli as _fl_cli   # fl-demo; torch is imported only when it runs
     _fl_cli(sub)
     return ap
+
+
+def _add_lower(p):
+    p.add_argument("--lower", action="store_true",
+                   help="also compute lower bounds, estimates and comparison-only bounds "
+                        "(slower; by default only the bounds that can be the answer)")
 
 
 def _extra_commands(sub):
@@ -406,9 +414,11 @@ def _run(a) -> int:
     if a.cmd in ("epsilon", "delta"):
         proto = protocol_from_args(a)
         if a.cmd == "epsilon":
-            r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound, composition=a.composition)
+            r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound,
+                                   composition=a.composition, lower=a.lower)
         else:
-            r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound, composition=a.composition)
+            r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound,
+                                 composition=a.composition, lower=a.lower)
         base = _gaussian_baselines(proto, a) if a.cmd == "epsilon" else None
         if a.json:
             d = r.to_dict()

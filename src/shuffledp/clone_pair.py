@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 from .numerics import (binom_log_tail_bound, binom_logpmf, binom_window, half_binom_logpmf,
                        half_binom_logpmf_runs, half_binom_pmf_walk, rademacher_log_moments,

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 from . import _validate as v
 from .errors import NotApplicableError

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import optimize
+from ._lazy import optimize  # scipy.optimize on first use (import time)
 
 __all__ = [
     "RdpFunction",
@@ -115,10 +115,15 @@ class Conversion:
     orders_evaluated: int
 
 
-def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO):
-    """Integer orders in blocks: 2…first in full, then geometric blocks growing ×4."""
-    hi = min(first, max_order)
-    yield np.arange(2, hi + 1, dtype=np.int64)
+def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO,
+            start: int = 2):
+    """Integer orders in blocks: start…first in full, then geometric blocks growing ×4."""
+    if start <= first:
+        hi = min(first, max_order)
+        yield np.arange(start, hi + 1, dtype=np.int64)
+    else:
+        hi = start
+        yield np.array([start], dtype=np.int64)
     lo = hi
     while lo < max_order:
         hi = min(lo * _GROWTH, max_order)
@@ -136,10 +141,37 @@ def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATI
 _GRIDS = {"dense": (_FIRST_BLOCK, _GRID_RATIO), "coarse": (32, 1.05), "sparse": (8, 1.15)}
 
 
-def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False) -> Conversion:
+def first_useful_order(floor, max_order: int, beat: float) -> int | None:
+    """Smallest integer order at which the conversion could still give less than ``beat``.
+
+    ``floor(orders)``: what the conversion gives at each order with an RDP value of 0 (the
+    conversion is non-decreasing in the RDP value). Orders whose floor is already ≥ ``beat``
+    cannot win and are never evaluated (their RDP would cost the bound's time for
+    nothing). None when no order up to ``max_order`` can beat it. The KL shortcut (ε = 0
+    or δ ≤ sqrt(1 − e^{−T·RDP}) when the RDP is below ~δ²) is left out of the floor: it
+    needs an RDP so small that the bound that set ``beat`` would be ~0 too.
+    """
+    if beat is None or not math.isfinite(beat):
+        return 2
+    top = int(max_order)
+    lam = np.unique(np.concatenate([np.arange(2, min(top, 4096) + 1),
+                                    np.geomspace(4096, max(top, 4096), 4000).astype(np.int64)]))
+    lam = lam[(lam >= 2) & (lam <= top)]
+    fl = np.asarray(floor(lam), dtype=float)
+    ok = np.flatnonzero(fl < beat)
+    if ok.size == 0:
+        return None
+    i = int(ok[0])
+    # Between grid points the floor is not known to be monotone: start at the grid point
+    # before the first useful one (orders below it were each checked to be useless).
+    return int(lam[i - 1]) + 1 if i > 0 and lam[i] - lam[i - 1] > 1 else int(lam[i])
+
+
+def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int = 2) -> Conversion:
     """Shared search: ``score(orders, rdp_values) -> objective`` (smaller is better).
 
-    ``coarse``: False/"dense", True/"coarse" or "sparse" (see ``_GRIDS``).
+    ``coarse``: False/"dense", True/"coarse" or "sparse" (see ``_GRIDS``). ``start``: the
+    smallest order worth evaluating (``first_useful_order``).
     """
     orders = np.empty(0, dtype=np.int64)
     values = np.empty(0)
@@ -147,7 +179,7 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False) -> Convers
     grid = {False: "dense", True: "coarse"}.get(coarse, coarse)
     if grid not in _GRIDS:
         raise ValueError(f"grid must be one of {', '.join(_GRIDS)}; got {coarse!r}")
-    blocks = _blocks(max_order, *_GRIDS[grid])
+    blocks = _blocks(max_order, *_GRIDS[grid], start=max(2, int(start)))
     for block in blocks:
         vals = np.asarray(rdp_fn(block), dtype=float)
         orders = np.concatenate([orders, block])
@@ -227,26 +259,80 @@ def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int):
     return o, np.array([known[k] for k in o.tolist()])
 
 
+class CannotBeatOrders(ArithmeticError):
+    """No order up to the bound's limit can give less than ``beat`` (``floor`` is the best
+    any order could give, whatever the RDP curve)."""
+
+    def __init__(self, floor: float, beat: float):
+        self.floor, self.beat = floor, beat
+        super().__init__(f"no order can beat {beat:.6g}: the conversion alone is at least {floor:.6g}")
+
+
+def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None):
+    start = first_useful_order(floor, max_order, beat_score) if beat is not None else 2
+    if start is not None and coarse == "sparse":
+        # Expensive curves: evaluating the low orders in one call is cheaper than the
+        # scattered high orders a shifted start would visit (the pair kernel shares work
+        # across the orders of one call), so only the whole-route skip below applies.
+        start = 2
+    if start != 2 and tiny is not None:
+        # The floor leaves out the KL shortcut (ε = 0 when T·RDP ≤ −log(1 − δ²)); RDP grows
+        # with the order, so one look at order 2 tells whether it can apply anywhere.
+        if tiny(float(np.asarray(rdp_fn(np.array([2], dtype=np.int64)), dtype=float)[0])):
+            start = 2
+    if start is None:
+        lam = np.unique(np.geomspace(2, max(int(max_order), 2), 10**5).astype(np.int64))
+        raise CannotBeatOrders(float(np.min(floor(lam))), beat)
+    return _search(rdp_fn, score, max_order, coarse, start=start), start
+
+
+def _eps_floor(delta):
+    def floor(o):
+        lam = np.asarray(o, dtype=float)
+        return np.maximum(np.log1p(-1.0 / lam) - (math.log(delta) + np.log(lam)) / (lam - 1.0), 0.0)
+    return floor
+
+
+def _logdelta_floor(eps):
+    def floor(o):
+        lam = np.asarray(o, dtype=float)
+        return np.minimum(-(lam - 1.0) * eps + (lam - 1.0) * np.log1p(-1.0 / lam) - np.log(lam), 0.0)
+    return floor
+
+
 def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
-                   max_order: int = DEFAULT_MAX_ORDER, coarse=False) -> Conversion:
-    """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP."""
+                   max_order: int = DEFAULT_MAX_ORDER, coarse=False, *,
+                   beat: float | None = None) -> Conversion:
+    """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
+
+    ``beat``: an ε known from elsewhere; orders that cannot give less are not evaluated
+    (``CannotBeatOrders`` if none can).
+    """
 
     def score(o, v):
         return eps_from_rdp(o, rounds * v, delta)
 
-    return _search(rdp_fn, score, max_order, coarse)
+    kl = -math.log1p(-delta * delta)
+    c, _ = _pruned_search(rdp_fn, score, _eps_floor(delta), max_order, coarse, beat, beat,
+                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6))
+    return c
 
 
 def search_delta(rdp_fn: RdpFunction, eps: float, rounds: int = 1,
-                 max_order: int = DEFAULT_MAX_ORDER, coarse=False) -> Conversion:
+                 max_order: int = DEFAULT_MAX_ORDER, coarse=False, *,
+                 beat: float | None = None) -> Conversion:
     """Smallest δ over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
 
-    The search minimises log δ so that tiny δ values stay distinguishable.
+    The search minimises log δ so that tiny δ values stay distinguishable. ``beat``: a δ
+    known from elsewhere (orders that cannot give less are not evaluated).
     """
 
     def score(o, v):
         with np.errstate(divide="ignore"):
             return np.log(delta_from_rdp(o, rounds * v, eps))
 
-    c = _search(rdp_fn, score, max_order, coarse)
+    # No order pruning for δ: the Pinsker cap sqrt(1 − e^{−T·RDP}) can make any order's δ
+    # small, so no floor holds without the curve's values. (``beat`` is accepted for
+    # symmetry.)
+    c, _ = _pruned_search(rdp_fn, score, _logdelta_floor(eps), max_order, coarse, None, None)
     return Conversion(float(math.exp(c.value)), c.order, c.limit_hit, c.max_order, c.orders_evaluated)

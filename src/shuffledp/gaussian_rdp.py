@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 __all__ = ["homogeneous_log_em1", "homogeneous_rdp", "HomogeneousKernel",
            "gaussian_log_delta", "gaussian_delta", "gaussian_epsilon", "gaussian_rdp",

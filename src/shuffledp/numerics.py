@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Callable
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 __all__ = [
     "REL_SLACK",
@@ -296,7 +296,9 @@ def log_binom_coef(n, k):
     return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
 
 
-logsumexp = special.logsumexp
+def logsumexp(*args, **kwargs):
+    """``scipy.special.logsumexp`` (a function, not an alias, so scipy loads on first use)."""
+    return special.logsumexp(*args, **kwargs)
 
 
 def hockey_stick(logp, logq, eps):

@@ -473,7 +473,7 @@ def section_gaussian(doc, sc, out, jobs, ctx):
           "adjacency): gradients clipped to norm C have diameter 2C, so an Opacus or "
           "dp_accounting noise multiplier z corresponds to sigma = z/2.")
     try:
-        r = _epsilon(proto, g["delta"], g["rounds"])
+        r = _epsilon(proto, g["delta"], g["rounds"], lower=True)
         doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
                   [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for]
                    for c in r.candidates])

@@ -57,7 +57,7 @@ def evaluate(point: dict) -> list[dict]:
     T = int(point.get("rounds", 1))
     try:
         r = _epsilon(proto, delta, T, bound=point.get("bound"),
-                     composition=point.get("composition"))
+                     composition=point.get("composition"), lower=bool(point.get("lower", True)))
     except NotApplicableError as exc:
         # No number: kind, epsilon and valid_for stay empty (never a NaN or a reason in a
         # field that means something else); the reason has its own column.

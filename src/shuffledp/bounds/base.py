@@ -27,6 +27,7 @@ could do").
 
 from __future__ import annotations
 
+import contextvars
 import math
 from typing import ClassVar
 
@@ -39,7 +40,25 @@ from ..views import Outcome, PldView, RdpView, DpView
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, round_up
 
-__all__ = ["Bound", "Outcome", "register", "get", "all_bounds", "ids"]
+__all__ = ["Bound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "ids"]
+
+
+#: Largest T at which the default search evaluates the KOV15 and PLD routes (cost bounds).
+KOV15_MAX_ROUNDS = 10**5
+PLD_MAX_ROUNDS = 10**6
+
+#: The value a route must beat to matter (set by ``_run`` around each route call, read by
+#: the RDP route's order search); None when every route must be computed in full.
+_BEAT: contextvars.ContextVar = contextvars.ContextVar("shuffledp_beat", default=None)
+
+
+class CannotBeat(NotApplicableError):
+    """Every route of a bound was skipped: a proven floor on its value is above ``beat``."""
+
+    def __init__(self, floor: float, beat: float | None):
+        self.floor, self.beat = float(floor), beat
+        super().__init__(f"skipped: cannot beat {beat:.6g} (its value is at least {floor:.6g})"
+                         if beat is not None else f"skipped: its value is at least {floor:.6g}")
 
 
 class Bound:
@@ -202,7 +221,7 @@ class Bound:
             details["routes"] = {o.composition: o.value for o in outcomes}
         return Outcome(best.value, best.kind, best.composition, details)
 
-    def _run(self, fn, proto, x, rounds, composition):
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
         routes = self.routes(rounds)
         if composition is not None:
             if composition not in routes:
@@ -214,42 +233,120 @@ class Bound:
             raise NotApplicableError(f"bound {self.id!r} offers no route for rounds={rounds}")
         outs = []
         pruned = {}
+        costly = {}
         for r in routes:
+            why = self.route_cost_reason(proto, rounds, r) if composition is None else None
+            if why:
+                costly[r] = why
+                continue
             if (r == "kov15" and fn == self.epsilon_route and self.kind == "upper"
-                    and composition is None and outs):
+                    and composition is None and (outs or beat is not None)):
                 # KOV15 is the costly route (an optimised δ split, ~30 single-round roots).
                 # A floor on whatever it could return: the optimal composition of the
                 # single-round ε at the *whole* δ with no per-round δ (every split has a
                 # larger ε1 and less δ left, and the theorem is monotone in both). If even
                 # that floor cannot beat a route already computed, skip it.
-                beat = min(o.value for o in outs if o.kind == "upper") if any(
-                    o.kind == "upper" for o in outs) else math.inf
+                # ``beat`` (from the accountant): the best answer of the other bounds.
+                own = [o.value for o in outs if o.kind == "upper"]
+                beat_here = min(own + ([beat] if beat is not None else []), default=math.inf)
                 try:
-                    floor = _comp.kov15_epsilon(self.epsilon_one(proto, x), 0.0, rounds, x)
+                    floor = self._kov15_floor(proto, x, rounds, beat_here)
                 except (ValueError, ArithmeticError, NotImplementedError):
                     floor = -math.inf
-                if floor * (1.0 - 1e-9) >= beat:
-                    pruned[r] = floor
+                if floor * (1.0 - 1e-9) >= beat_here:
+                    pruned[r] = (floor, beat_here)
                     continue
-            o = fn(proto, x, rounds, r)
+            prune_ok = self.kind == "upper" and composition is None
+            target = _target(outs, beat) if prune_ok else None
+            if target is not None and r == "none" and self.has_dp:
+                floor = self._none_floor(proto, x, fn, target)
+                if floor is not None:
+                    pruned[r] = (floor, target)
+                    continue
+            tok = _BEAT.set(target)
+            try:
+                o = fn(proto, x, rounds, r)
+            except _rdp.CannotBeatOrders as exc:
+                pruned[r] = (exc.floor, exc.beat)
+                continue
+            finally:
+                _BEAT.reset(tok)
             if not (isinstance(o.value, float) and not math.isnan(o.value)):
                 raise ArithmeticError(f"bound {self.id!r} route {r!r} produced {o.value!r}")
             outs.append(o)
+        if not outs:
+            if pruned:
+                raise CannotBeat(min(f for f, _ in pruned.values()), beat)
+            raise NotApplicableError("; ".join(f"route {k}: {v}" for k, v in costly.items()))
         best = self._pick(outs)
-        if pruned:
+        if pruned or costly:
             best.details["routes_skipped"] = {
-                k: f"cannot beat the other routes: its value is at least {v:.6g}"
-                for k, v in pruned.items()}
+                k: f"skipped: cannot beat {b:.6g} (its value is at least {f:.6g})"
+                for k, (f, b) in pruned.items()}
+            best.details["routes_skipped"].update(costly)
         return best
 
-    def epsilon(self, proto, delta: float, rounds: int = 1, composition: str | None = None) -> Outcome:
-        o = self._run(self.epsilon_route, proto, delta, rounds, composition)
+    def route_cost_reason(self, proto, rounds: int, route: str) -> str | None:
+        """Why a route is not evaluated for this (protocol, rounds) although it applies: its
+        cost would be unbounded here (the other routes and bounds answer). None: evaluate.
+        Only the default search consults it; a route asked for by name always runs."""
+        if route == "kov15" and rounds > KOV15_MAX_ROUNDS:
+            return (f"not evaluated for rounds > {KOV15_MAX_ROUNDS:.0e}: its split search "
+                    "costs ~30 root finds over a window of ~sqrt(T) terms")
+        if route == "pld" and rounds > PLD_MAX_ROUNDS:
+            return (f"not evaluated for rounds > {PLD_MAX_ROUNDS:.0e}: the composed grid "
+                    "outgrows its bin budget")
+        return None
+
+    def _kov15_floor(self, proto, delta, rounds, target) -> float:
+        """A floor on the KOV15 route that is ≥ ``target`` when one can be proven, else −inf.
+
+        The route's value is at least K(ε1(δ)), K(e) = KOV15 with δ1 = 0 (see ``_run``), and
+        K is non-decreasing. Rather than the single-round root ε1(δ) (a bisection of the
+        bound's δ1(ε), seconds at large n), find e* with K(e*) ≥ target on the cheap K and
+        evaluate δ1 once: δ1(e*) > δ means ε1(δ) > e*, so the floor K(e*) ≥ target.
+        """
+        if not math.isfinite(target):
+            return -math.inf
+        hi = self.eps_hi(proto)
+        if hi is None or not math.isfinite(hi) or hi <= 0.0:
+            return -math.inf
+
+        def reaches(e):
+            return _comp.kov15_epsilon(e, 0.0, rounds, delta) >= target
+
+        if not reaches(hi):
+            return -math.inf
+        e_star = bisect_certified(reaches, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-4)
+        if self.delta_one(proto, e_star) > delta * (1.0 + 1e-6):
+            return _comp.kov15_epsilon(e_star, 0.0, rounds, delta)
+        return -math.inf
+
+    def _none_floor(self, proto, x, fn, target):
+        """One evaluation instead of a root search: the single-round δ(ε) is non-increasing,
+        so if δ(target) > δ the ε route ends above ``target``. Returns ``target`` (a floor on
+        the route) when the route cannot win, else None."""
+        if fn != self.epsilon_route or not math.isfinite(target) or target <= 0.0:
+            return None
+        # The margin covers the rounding between a closed-form ε1(δ) and δ1(ε).
+        try:
+            d = self.delta_one(proto, target)
+        except (NotImplementedError, NotApplicableError, ArithmeticError):
+            return None               # no single-round δ(ε) view, or outside its condition
+        return target if d > x * (1.0 + 1e-6) else None
+
+    def epsilon(self, proto, delta: float, rounds: int = 1, composition: str | None = None,
+                *, beat: float | None = None) -> Outcome:
+        """T-round ε at δ. ``beat``: the best upper bound known elsewhere; routes whose
+        proven floor is above it are skipped (``CannotBeat`` if every route is)."""
+        o = self._run(self.epsilon_route, proto, delta, rounds, composition, beat)
         if o.kind == "upper":
             o = Outcome(float(round_up(o.value)), o.kind, o.composition, o.details)
         return o
 
-    def delta(self, proto, eps: float, rounds: int = 1, composition: str | None = None) -> Outcome:
-        o = self._run(self.delta_route, proto, eps, rounds, composition)
+    def delta(self, proto, eps: float, rounds: int = 1, composition: str | None = None,
+              *, beat: float | None = None) -> Outcome:
+        o = self._run(self.delta_route, proto, eps, rounds, composition, beat)
         if o.kind == "upper":
             o = Outcome(min(1.0, float(round_up(o.value))), o.kind, o.composition, o.details)
         return o
@@ -272,6 +369,14 @@ class Bound:
             grid = np.unique(np.concatenate([lo, hi]))
             out[~ints] = _rdp.at_real_orders(grid, self.rdp(proto, grid), real)
         return out
+
+
+def _target(outs, beat):
+    """The smallest upper value known (this bound's routes so far, other bounds' ``beat``)."""
+    vals = [o.value for o in outs if o.kind == "upper"]
+    if beat is not None:
+        vals.append(beat)
+    return min(vals) if vals else None
 
 
 _REGISTRY: dict[str, Bound] = {}

@@ -319,6 +319,7 @@ def _pld_grid(lp, lq, rounds):
 @register
 class Blanket(Bound):
     id = "blanket"
+    scope = "this-randomizer"
     kind = "upper"
     title = "Privacy blanket of this randomizer (GPARV), certified numerics"
     reference = REFERENCE
@@ -411,11 +412,11 @@ class Blanket(Bound):
             r.append("kov15")
         return r
 
-    def _run(self, fn, proto, x, rounds, composition):
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
         if composition is None and rounds == 1:
             # One round: the certified δ(ε) is below any conversion of the same pair.
             composition = "none"
-        return super()._run(fn, proto, x, rounds, composition)
+        return super()._run(fn, proto, x, rounds, composition, beat)
 
     def _pld_route(self, proto, rounds, x, question):
         g, _, _, grid = fdp_pair(proto)

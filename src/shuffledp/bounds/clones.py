@@ -26,7 +26,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import clone_pair as cp
 from ..errors import NotApplicableError
@@ -208,12 +208,61 @@ class _PairBound(Bound):
         # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
         # of the same pair, so those (costly) routes cannot win; drop them.
         r = super().routes(rounds)
-        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else r
+        if rounds == 1:
+            # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
+            return [x for x in r if x != "rdp"]
+        # Base order (rdp, kov15, pld): below PAIR_RDP_MAX_N the RDP search is the cheap
+        # route and its value lets KOV15's floor check skip KOV15; above it only PLD runs.
+        return r
+
+    def route_cost_reason(self, proto, rounds, route):
+        # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);
+        # a KOV15 split search needs ~30 single-round roots of ~40 pair sums each.
+        if rounds == 1 and route == "pld" and proto.n <= PAIR_EXACT_MAX_N:
+            return "one round: the exact pair delta(eps) is below any PLD discretisation of it"
+        if route == "none" and proto.n > PAIR_EXACT_MAX_N:
+            return (f"not evaluated for n > {PAIR_EXACT_MAX_N:.0e}: the root search needs "
+                    "~40 exact pair sums of seconds each (the PLD route answers)")
+        if route == "rdp" and proto.n > PAIR_RDP_MAX_N:
+            return (f"not evaluated for n > {PAIR_RDP_MAX_N:.0e}: one order of the exact pair "
+                    "costs seconds there (the PLD route and the other bounds answer)")
+        if route == "kov15" and proto.n > PAIR_EXACT_MAX_N:
+            return (f"not evaluated for n > {PAIR_EXACT_MAX_N:.0e}: its split search needs "
+                    "~1000 exact pair sums (the PLD route and the other bounds answer)")
+        return super().route_cost_reason(proto, rounds, route)
+
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
+        o = super()._run(fn, proto, x, rounds, composition, beat)
+        if pair_users(proto) < proto.n:
+            o.details["evaluated_at_n"] = pair_users(proto)
+            o.details["coarse"] = (f"pair built for n' = {pair_users(proto):.0e} of the "
+                                   f"{proto.n:.3g} users (valid: more users only help; the "
+                                   "exact sums at this n would cost minutes)")
+        return o
 
     def max_order(self, proto):
         # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices
         # are coarse and the bound only gets looser (still valid).
         return 100_000
+
+
+#: Cost bounds of the exact pair sums (latency). The default search skips the pair's RDP
+#: route above PAIR_RDP_MAX_N users (one order costs ~0.1 s at 1e6 and grows like √n), and
+#: its single-round root and KOV15 split search above PAIR_EXACT_MAX_N (each needs tens to
+#: a thousand exact δ(ε) sums); the PLD route (coarsened atoms, ~0.3 s at any n) answers
+#: there, for one round too. Above PAIR_MAX_N the float slices lose resolution, so the
+#: pair is built for PAIR_MAX_N users: a certified, coarser answer, valid because more
+#: users only help (the others' reports can be simulated by the adversary, so the shuffle
+#: of n reports is a post-processing of the shuffle of any n' ≤ n of them plus known
+#: reports; every bound here is for fixed neighbouring datasets).
+PAIR_RDP_MAX_N = 2 * 10**6
+PAIR_EXACT_MAX_N = 10**7
+PAIR_MAX_N = 10**9
+
+
+def pair_users(proto) -> int:
+    """The number of users the exact pair is built for (≤ n; see PAIR_MAX_N)."""
+    return int(min(int(proto.n), PAIR_MAX_N))
 
 
 @functools.lru_cache(maxsize=256)
@@ -240,7 +289,7 @@ class FMT20(_PairBound):
         return "any eps0-LDP randomizer (adaptive sequences included)"
 
     def pair(self, proto):
-        return _fmt20(float(proto.eps0), int(proto.n))
+        return _fmt20(float(proto.eps0), pair_users(proto))
 
 
 @register
@@ -258,7 +307,7 @@ class FMT23(_PairBound):
                 f"the finite check): here {proto.mechanism.describe()}")
 
     def pair(self, proto):
-        return _fmt23(float(proto.eps0), int(proto.n))
+        return _fmt23(float(proto.eps0), pair_users(proto))
 
 
 @register
@@ -285,7 +334,7 @@ class CloneSpecific(_PairBound):
         return f"this one randomizer only ({proto.mechanism.describe()})"
 
     def pair(self, proto):
-        return cp.specific_pair(proto.mechanism, int(proto.n))
+        return cp.specific_pair(proto.mechanism, pair_users(proto))
 
 
 # ----------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from .._lazy import special  # scipy.special on first use (import time)
 
 from ..errors import NotApplicableError
 from ..mechanisms import LDP, RandomizedResponse

@@ -154,6 +154,7 @@ def _hidden(n, p, alpha, rate, size):
 @register
 class FMT20Sampled(_HiddenBound):
     id = "fmt20-sampled"
+    scope = "ldp"
     base_id = "fmt20"
     title = "FMT20 clone pair with hidden non-participation (sampled rounds)"
     reference = ("Feldman, McMillan, Talwar, arXiv:2012.12803, Lemma 3.3, with the "
@@ -163,6 +164,7 @@ class FMT20Sampled(_HiddenBound):
 @register
 class FMT23Sampled(_HiddenBound):
     id = "fmt23-sampled"
+    scope = "class-S"
     base_id = "fmt23"
     title = "FMT23 stronger clone pair with hidden non-participation (restricted class)"
     reference = ("Feldman, McMillan, Talwar, arXiv:2208.04591v3, Thm 3.1 with the errata "
@@ -172,6 +174,7 @@ class FMT23Sampled(_HiddenBound):
 @register
 class CloneSpecificSampled(_HiddenBound):
     id = "clone-specific-sampled"
+    scope = "this-randomizer"
     base_id = "clone-specific"
     title = "This randomizer's clone pair with hidden non-participation"
     reference = ("Feldman, McMillan, Talwar, arXiv:2208.04591v3 (Lemma 7.3 idea), p_R of "
@@ -252,6 +255,7 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
 @register
 class TrimmedCloneSampled(Bound):
     id = "trimmed-clone-sampled"
+    scope = "l2"
     kind = "upper"
     has_rdp = False
     has_dp = True

@@ -132,6 +132,11 @@ def _finite_or_refuse(v: float, sigma: float) -> None:
             "gaussian-unamplified still applies")
 
 
+#: Users the trimmed pair is built for at most (one round / several rounds); see ``users``.
+TRIMMED_MAX_N_ONE = 10**7
+TRIMMED_MAX_N_ROUNDS = 10**6
+
+
 @register
 class TrimmedClone(Bound):
     id = "trimmed-clone"
@@ -160,13 +165,31 @@ class TrimmedClone(Bound):
             return ["none"]
         return ["rdp", "pld"] if _comp.pld_unavailable_reason() is None else ["rdp"]
 
+    @staticmethod
+    def users(proto, rounds) -> int:
+        """Users the pair is built for: ≤ n (more users only help: the others' reports can
+        be simulated), capped because each ε0 step costs a pair RDP search (T > 1) or a
+        pair root (T = 1) whose cost grows like sqrt(n)."""
+        cap = TRIMMED_MAX_N_ONE if rounds == 1 else TRIMMED_MAX_N_ROUNDS
+        return int(min(int(proto.n), cap))
+
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
+        o = super()._run(fn, proto, x, rounds, composition, beat)
+        m = self.users(proto, rounds)
+        if m < proto.n:
+            o.details["evaluated_at_n"] = m
+            o.details["coarse"] = (f"pair built for n' = {m:.0e} of the {proto.n:.3g} users "
+                                   "(valid: more users only help)")
+        return o
+
     def epsilon_route(self, proto, delta, rounds, route):
         s = proto.mechanism.sigma
         if rounds == 1:
-            v, det = trimmed_epsilon_one(proto.n, s, delta)
+            v, det = trimmed_epsilon_one(self.users(proto, rounds), s, delta)
             _finite_or_refuse(v, s)
             return Outcome(float(round_up(v)), "upper", "none", det)
-        v, det = trimmed_epsilon_rounds(int(proto.n), float(s), float(delta), int(rounds))
+        v, det = trimmed_epsilon_rounds(self.users(proto, rounds), float(s), float(delta),
+                                        int(rounds))
         if route == "pld":
             return self._pld_epsilon(proto, delta, rounds, det["eps0"])
         _finite_or_refuse(v, s)
@@ -174,7 +197,7 @@ class TrimmedClone(Bound):
 
     def _pld_epsilon(self, proto, delta, rounds, e0):
         from .sampled import pld_discretization
-        pair, c = trimmed_pair(proto.n, proto.mechanism.sigma, e0)
+        pair, c = trimmed_pair(self.users(proto, rounds), proto.mechanism.sigma, e0)
         charge = -math.expm1(rounds * math.log(c))
         rest = delta - charge * (1 + 1e-12)
         det = {"eps0": e0, "delta0": G.gaussian_delta(proto.mechanism.sigma, e0),
@@ -188,7 +211,7 @@ class TrimmedClone(Bound):
         return Outcome(float(round_up(val)), "upper", "pld", det)
 
     def delta_route(self, proto, eps, rounds, route):
-        n, s = int(proto.n), float(proto.mechanism.sigma)
+        n, s = self.users(proto, rounds), float(proto.mechanism.sigma)
         val, e0 = _trimmed_delta_rdp(n, s, float(eps), int(rounds))
         if route == "pld":
             from .sampled import pld_discretization

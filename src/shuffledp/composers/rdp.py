@@ -48,6 +48,15 @@ def _details(parts, conv):
     return det
 
 
+def _beat(parts):
+    """The value this route must beat to matter (set by ``Bound._run`` for one entry); the
+    order search then skips orders whose conversion term alone is above it."""
+    if len(parts) != 1:
+        return None
+    from ..bounds.base import _BEAT   # read at call time: bounds import composers
+    return _BEAT.get()
+
+
 @register
 class RdpComposer(Composer):
     name = "rdp"
@@ -66,10 +75,10 @@ class RdpComposer(Composer):
 
     def epsilon(self, parts, delta, **opts):
         fn, rounds, top, grid, kind = _setup(parts)
-        c = _rdp.search_epsilon(fn, delta, rounds, max_order=top, coarse=grid)
+        c = _rdp.search_epsilon(fn, delta, rounds, max_order=top, coarse=grid, beat=_beat(parts))
         return Outcome(c.value, kind, self.name, _details(parts, c))
 
     def delta(self, parts, epsilon, **opts):
         fn, rounds, top, grid, kind = _setup(parts)
-        c = _rdp.search_delta(fn, epsilon, rounds, max_order=top, coarse=grid)
+        c = _rdp.search_delta(fn, epsilon, rounds, max_order=top, coarse=grid, beat=_beat(parts))
         return Outcome(c.value, kind, self.name, _details(parts, c))
