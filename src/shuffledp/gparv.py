@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 __all__ = ["BlanketPair", "pairs_of", "pairs_from_matrix", "matrix_of", "with_checkin",
            "krr_pairs", "oue_pairs", "rappor_pairs", "hadamard_pairs", "hashing_pairs"]

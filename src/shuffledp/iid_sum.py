@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from ._lazy import optimize, special  # scipy on first use (import time)
 
 __all__ = ["SumBound", "positive_part", "exact_positive_part"]
 

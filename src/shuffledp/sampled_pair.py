@@ -49,7 +49,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from ._lazy import special  # scipy.special on first use (import time)
 
 from .clone_pair import conditional_hockey
 from .numerics import (binom_logpmf, binom_window, half_binom_logpmf_runs,
@@ -287,9 +287,13 @@ def hidden_delta(hp: HiddenPair, eps: float) -> float:
 
 def _hockey_runs(c, alpha, eps):
     """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence)."""
+    cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
+    if cuts.size - 1 > max(8, c.size // 64):
+        # Short runs (the exact cells repeat each c once per n_⊥): one vectorised call
+        # (conditional_hockey handles any c directly) beats thousands of tiny ones.
+        return conditional_hockey(c, alpha, eps, with_error=True)
     h = np.empty(c.shape)
     err = np.empty(c.shape)
-    cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         if b > a:
             h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True)

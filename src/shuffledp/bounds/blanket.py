@@ -34,7 +34,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import optimize, special
+from .._lazy import optimize, special  # scipy on first use (import time)
 
 from .. import composition as _comp
 from .. import gparv

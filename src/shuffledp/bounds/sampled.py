@@ -26,7 +26,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from scipy import special
+from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import clone_pair as cp
 from .. import composition as _comp

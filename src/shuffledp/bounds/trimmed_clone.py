@@ -23,7 +23,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import gaussian_rdp as G
 from .. import composition as _comp

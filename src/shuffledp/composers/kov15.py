@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import composition as _comp
 from ..errors import NotApplicableError
