@@ -71,7 +71,7 @@ def _clone_check(proto):
 # Closed forms
 # ----------------------------------------------------------------------------------------
 def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
-    """ε0 ≤ log(n / (16 log(4/δ))) (the authors' code; spec §3)."""
+    """ε0 ≤ log(n / (16 log(4/δ))) (the condition in the authors' public code)."""
     return eps0 <= math.log(n / (16.0 * (math.log(4.0) - math.log(delta))))
 
 
@@ -93,7 +93,7 @@ def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
 
 
 def fmt23_closed_condition(eps0: float, n: int, delta: float) -> bool:
-    """n > 8 (e^ε0 + 1) log(4/δ) (FMT23 Thm 3.2 [R]; spec §3)."""
+    """n > 8 (e^ε0 + 1) log(4/δ) (FMT23, arXiv:2208.04591, Thm 3.2; reconstructed, never the default answer)."""
     return n > 8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta))
 
 

@@ -339,6 +339,7 @@ class TrimmedCloneSampled(Bound):
             return min(1.0, v + charge)
 
         lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (part * rounds))
-        val, e0 = _golden(f, lo, hi, iters=12 if route == "none" else 7)
+        # Enough steps that the ε0 found is as good as the ε question's (δ(ε(δ)) ≤ δ).
+        val, e0 = _golden(f, lo, hi, iters=30 if route == "none" else 10)
         return Outcome(float(round_up(val)), "upper", route,
                        {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
