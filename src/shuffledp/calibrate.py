@@ -691,12 +691,12 @@ def add_cli(sub, protocol_args, num, int_like):
         bar = Progress(None, f"calibrate {a.what}", enabled=None if not a.json else False)
         _on_step = lambda: bar.update(1)   # noqa: E731 — one accountant evaluation
         try:
-            return _run_cli(a, sampling)
+            return _run_cli(a, sampling, T)
         finally:
             _on_step = None
             bar.close()
 
-    def _run_cli(a, sampling):
+    def _run_cli(a, sampling, T):
         if a.what == "eps0":
             k, fam = a.k, None
             if a.mechanism is not None:

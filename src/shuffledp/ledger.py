@@ -161,8 +161,11 @@ class _ShuffleEntryViews:
         self._rank = {}
         for b in self.bounds:
             try:
-                self._rank[b.id] = float(b.epsilon_one(proto, delta_ref)) if b.has_dp else math.inf
-            except (NotImplementedError, NotApplicableError, ArithmeticError, ValueError):
+                # The single-round answer through the bound's own routes (bounds that answer
+                # the question themselves, e.g. with an optimised eps0, have no epsilon_one).
+                self._rank[b.id] = (float(b.epsilon(proto, delta_ref, 1).value) if b.has_dp
+                                    else math.inf)
+            except Exception:                           # noqa: BLE001 — ranking only
                 self._rank[b.id] = math.inf
         self.source = None
 

@@ -116,8 +116,9 @@ class Bound:
         raise NotImplementedError(f"bound {self.id!r} has no (epsilon, delta) view")
 
     def eps_hi(self, proto) -> float:
-        """An ε at which the single-round δ is known to be 0 (bracket for root finding)."""
-        return float(proto.eps0)
+        """An ε at which the single-round δ is known to be 0 (bracket for root finding);
+        inf when there is none (mechanisms without a finite ε0, e.g. the Gaussian)."""
+        return math.inf if proto.eps0 is None else float(proto.eps0)
 
     def epsilon_one(self, proto, delta: float) -> float:
         """Single-round ε for a δ, at the certified end of a bisection on ``delta_one``.
