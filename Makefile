@@ -22,7 +22,7 @@ run: $(STAMP)
 	$(BIN)/shuffledp report --out report
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n 2
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

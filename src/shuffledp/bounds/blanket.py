@@ -346,6 +346,14 @@ class Blanket(Bound):
             if npairs > MAX_PAIRS:
                 return (f"the matrix has {npairs} distinct ordered victim pairs (more than "
                         f"{MAX_PAIRS}); the maximum over all of them is not computed")
+        if not isinstance(proto.sampling, WithoutReplacement):
+            draws = proto.n * min(p.gamma for p in blanket_pairs(proto))
+            if draws < 1.0:
+                # Its engine's lattice spans e^eps0 and costs tens of seconds here, for a
+                # value no better than the bounds that ignore the blanket.
+                return (f"the expected number of blanket draws n*gamma = {draws:.3g} is below "
+                        "1: the victim hides among almost no one, so this bound cannot "
+                        "improve on the others (not evaluated)")
         if isinstance(proto.sampling, WithoutReplacement):
             return ("sampling without replacement makes the users' participation dependent, "
                     "so the blanket draws are not i.i.d.; use CheckIn(rate) or the unsampled "
