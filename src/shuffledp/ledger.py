@@ -161,10 +161,11 @@ class _ShuffleEntryViews:
         self._rank = {}
         for b in self.bounds:
             try:
-                # The single-round answer through the bound's own routes (bounds that answer
-                # the question themselves, e.g. with an optimised eps0, have no epsilon_one).
-                self._rank[b.id] = (float(b.epsilon(proto, delta_ref, 1).value) if b.has_dp
-                                    else math.inf)
+                # The single-round answer through the bound's own one-round route (bounds
+                # that answer it themselves, e.g. with an optimised eps0, have no usable
+                # epsilon_one); only that route, not every route the bound offers.
+                self._rank[b.id] = (float(b.epsilon(proto, delta_ref, 1, "none").value)
+                                    if b.has_dp and "none" in b.routes(1) else math.inf)
             except Exception:                           # noqa: BLE001 — ranking only
                 self._rank[b.id] = math.inf
         self.source = None

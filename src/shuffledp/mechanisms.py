@@ -161,8 +161,15 @@ class _Encoder:
         from . import gparv
         return getattr(gparv, self._GPARV)(self)
 
+    def __post_init__(self):
+        # Every encoder is (eps0, d); the dataclass subclasses inherit this validation.
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
+        object.__setattr__(self, "d", _encoder_d(self.d))
+
     def n_outputs(self) -> int:
-        raise NotImplementedError
+        """Outputs of the randomizer: 2^d bit vectors for the unary encodings (capped so
+        the count stays a machine integer); Hadamard and hashing override it."""
+        return 1 << self.d if self.d < 63 else 1 << 62
 
     def matrix(self) -> np.ndarray:
         """Row-stochastic matrix R[x, y] (small d only; the outputs grow like 2^d)."""
@@ -186,13 +193,6 @@ class OUE(_Encoder):
     eps0: float
     d: int
 
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
-        object.__setattr__(self, "d", _encoder_d(self.d))
-
-    def n_outputs(self):
-        return 1 << self.d if self.d < 63 else 1 << 62
-
     def describe(self) -> str:
         return f"optimized unary encoding (OUE), d={self.d}, eps0={self.eps0:g}"
 
@@ -208,13 +208,6 @@ class RAPPOR(_Encoder):
 
     eps0: float
     d: int
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
-        object.__setattr__(self, "d", _encoder_d(self.d))
-
-    def n_outputs(self):
-        return 1 << self.d if self.d < 63 else 1 << 62
 
     def describe(self) -> str:
         return f"symmetric unary encoding (basic one-time RAPPOR), d={self.d}, eps0={self.eps0:g}"
@@ -233,10 +226,6 @@ class HadamardResponse(_Encoder):
 
     eps0: float
     d: int
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
-        object.__setattr__(self, "d", _encoder_d(self.d))
 
     @property
     def K(self) -> int:
@@ -261,10 +250,6 @@ class LocalHashing(_Encoder):
 
     eps0: float
     d: int
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, lo=0.0, hi=MAX_EPS0))
-        object.__setattr__(self, "d", _encoder_d(self.d))
 
     def n_outputs(self):
         return 2 << self.d if self.d < 62 else 1 << 62
