@@ -262,13 +262,14 @@ def test_pld_single_round_equals_exact():
         got, det = comp.pld_delta(lp, lq, 1, eps, discretization=d)
         exact = float(both_ways(P, Q, eps))
         assert got >= exact
-        # losses are rounded up by at most one grid step
+        # each loss is spread onto its two neighbouring grid points (at most one step)
         assert got <= float(both_ways(P, Q, eps - d)) + 2e-12
     for delta in (1e-3, 0.05, 0.2):
         got, det = comp.pld_epsilon(lp, lq, 1, delta, discretization=d)
         exact = exact_eps(P, Q, delta)
         assert exact <= got <= exact + d + 1e-9
-        assert det["eps_bias_bound"] == pytest.approx(d)
+        assert det["discretization"] == pytest.approx(d)
+        assert det["variance_added_per_round"] == pytest.approx(d * d / 4)
 
 
 @pytest.mark.parametrize("T", [2, 3, 5])   # 3: sparse path in dp_accounting, 5: dense (FFT)
@@ -337,12 +338,16 @@ def test_pld_tail_mass_and_infinite_loss():
     assert d >= 0.2
 
 
-def test_pld_absent_degrades(monkeypatch):
+def test_pld_without_dp_accounting(monkeypatch):
+    # The upper route composes its atoms in pld_fft (numpy only): it stays available
+    # without dp-accounting; the optimistic PLD of lower bounds needs it.
     monkeypatch.setattr(comp, "pld_unavailable_reason", lambda: "dp-accounting missing (test)")
-    with pytest.raises(NotApplicableError, match="missing"):
-        comp.pld_delta(np.log(PAIR_P), np.log(PAIR_Q), 2, 0.5)
+    val, _ = comp.pld_delta(np.log(PAIR_P), np.log(PAIR_Q), 2, 0.5)
+    assert 0.0 < val <= 1.0
     b = _PairBound()
-    assert "pld" not in b.routes(3)
+    assert "pld" in b.routes(3)
+    with pytest.raises(NotApplicableError, match="missing"):
+        comp.pld_delta_lower(np.log(PAIR_P), np.log(PAIR_Q), 2, 0.5)
 
 
 # ----------------------------------------------------------------------------------------

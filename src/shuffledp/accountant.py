@@ -191,16 +191,17 @@ def _notes(bounds, rounds, composition) -> tuple:
     """What the user should know about routes that were not tried."""
     if composition not in (None, "pld"):
         return ()
-    if not any(hasattr(b, "pld_atoms") for b in bounds):
+    # Upper bounds compose their PLD without optional packages (pld_fft); the optimistic
+    # PLD of a lower bound over several rounds needs dp_accounting.
+    if rounds == 1 or not any(hasattr(b, "pld_atoms") and b.kind != "upper" for b in bounds):
         return ()
     from .composition import pld_unavailable_reason
     why = pld_unavailable_reason()
     if why is None:
         return ()
-    return ("the PLD composition route was not tried: the optional package dp-accounting is "
-            "not installed (pip install 'shuffledp[pld]'); "
-            + ("at T = 1 it changes nothing" if rounds == 1
-               else "with it, the answer over several rounds is often tighter"),)
+    return ("the PLD route of the lower bounds was not tried: the optional package "
+            "dp-accounting is not installed (pip install 'shuffledp[pld]'); with it, lower "
+            "bounds over several rounds are often tighter",)
 
 
 def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False) -> Result:

@@ -51,9 +51,11 @@ convolution (Koskela et al. 2020; Doroshenko et al. 2022 for the "connect the do
 family used by Google's ``dp_accounting``). ``pld_epsilon`` / ``pld_delta`` build the PLDs
 of both directions (P‖Q and Q‖P) with losses rounded *up* to the grid (pessimistic), the
 P-mass of atoms the pair does not list charged as infinite loss, and self-compose them
-``rounds`` times with ``dp_accounting.pld`` (optional dependency, the ``pld`` extra;
-imported lazily). Counts are passed explicitly and tested (dp_accounting 0.6's
-randomized-response PLD ignores the repeat count in some paths; we never use it).
+``rounds`` times by one exponentially tilted FFT power with every error bounded
+(``pld_fft``; numpy only). The optimistic PLDs of lower bounds and the mixed entries of a
+ledger use ``dp_accounting.pld`` (optional dependency, the ``pld`` extra; imported
+lazily); counts are passed explicitly (dp_accounting 0.6's randomized-response PLD
+ignores the repeat count in some paths; we never use it).
 PLD of T = 1 is the single round's hockey-stick up to the discretisation (≤ one grid step
 in ε, always on the safe side).
 """
@@ -70,7 +72,8 @@ from ._lazy import special  # scipy.special on first use (import time)
 
 from . import _validate as v
 from .errors import NotApplicableError
-from .numerics import (binom_logpmf, binom_window, bisect_certified,
+from . import pld_fft as _pf
+from .numerics import (golden_min, binom_logpmf, binom_window, bisect_certified,
                        log_binom_coef, round_up)
 
 __all__ = [
@@ -329,28 +332,7 @@ class Composed:
 
 
 _GRID_Z = np.linspace(-12.0, 12.0, 25)   # logit of the share of δ given to the rounds
-_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-
-
-def _golden_min(f, a, b, iters):
-    """Golden-section search for a minimum of f on [a, b]; returns (x, f(x)) best seen."""
-    best = (math.inf, None)
-    c = b - _GOLDEN * (b - a)
-    d = a + _GOLDEN * (b - a)
-    fc, fd = f(c), f(d)
-    best = min(best, (fc, c), (fd, d))
-    for _ in range(iters):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - _GOLDEN * (b - a)
-            fc = f(c)
-            best = min(best, (fc, c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + _GOLDEN * (b - a)
-            fd = f(d)
-            best = min(best, (fd, d))
-    return best[1], best[0]
+_golden_min = golden_min
 
 
 def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: float, *,
@@ -499,10 +481,12 @@ def compose_delta(delta_round: Callable[[float], float], rounds: int, epsilon: f
 
 #: Losses below this are rounded up to it (safe: P-mass at loss L is ≤ e^L, so the
 #: change is ≤ e^-40 per round and only ever upward).
-_LOSS_FLOOR = -40.0
-#: Absolute allowance for dp_accounting's FFT rounding in the composed pmf (not a
-#: proof: double-precision FFT convolution of a probability vector has absolute errors
-#: around 1e-16 per entry; 1e-12 covers them with a wide margin for the sizes used here).
+_LOSS_FLOOR = _pf._LOSS_FLOOR
+#: Absolute allowance for dp_accounting's FFT rounding in the composed pmf, used where
+#: dp_accounting composes (lower bounds, a ledger's mixed entries). Not a proof: double-
+#: precision FFT convolution of a probability vector has absolute errors around 1e-16 per
+#: entry; 1e-12 covers them with a wide margin. The single-entry upper route (``pld_fft``)
+#: bounds its error instead.
 PLD_ABS_SLACK = 1e-12
 #: dp_accounting's truncation of the composed pmf's tails (charged to infinity mass).
 _TAIL_TRUNCATION = 1e-15
@@ -548,29 +532,11 @@ def _check_pair(logp, logq, extra_delta):
 
 
 def _rounded(la, lb, d, extra, pessimistic: bool = True):
-    """PLD pmf of A‖B on the grid d·Z: ({index: prob}, infinity mass).
-
-    Pessimistic (upper bounds): losses rounded up, P-mass the pair does not list (and
-    ``extra``) charged as infinite loss. Optimistic (lower bounds): losses rounded down and
-    unlisted mass dropped — both only lower every composed δ(ε) (a sum of non-negative
-    terms, each non-decreasing in its loss). Atoms with B = 0 are real infinite-loss mass
-    either way.
-    """
-    pa = np.exp(la)
-    live = pa > 0.0
-    inf_mass = float(np.sum(pa[live & ~np.isfinite(lb)]))
-    fin = live & np.isfinite(lb)
-    # The nudge covers floating error in the subtraction and the division.
-    nudge = 4e-16 * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
-    if pessimistic:
-        inf_mass += max(extra, 1.0 - float(np.sum(pa[live])))
-        loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
-        idx = np.ceil((loss + nudge) / d).astype(np.int64)
-    else:
-        idx = np.floor((la[fin] - lb[fin] - nudge) / d).astype(np.int64)
-    keys, inv = np.unique(idx, return_inverse=True)
-    probs = np.bincount(inv, weights=pa[fin])
-    return {int(k): float(p) for k, p in zip(keys, probs)}, min(1.0, inf_mass)
+    """PLD pmf of A‖B on the grid d·Z as ({index: prob}, infinity mass) for dp_accounting
+    (``pld_fft.lattice`` does the rounding: up and unlisted mass to +∞ when pessimistic,
+    down and dropped when optimistic)."""
+    keys, probs, inf = _pf.lattice(la, lb, d, extra, pessimistic)
+    return {int(k): float(p) for k, p in zip(keys, probs)}, inf
 
 
 _MAX_BINS = 2 ** 20
@@ -598,6 +564,7 @@ def _default_discretization(lp, lq, rounds):
 
 
 def _build(lp, lq, rounds, extra, discretization, pessimistic: bool = True):
+    """A dp_accounting PLD of the pair (the lower bounds and the ledger's mixed entries)."""
     pld_mod = _pld_module()
     d = discretization if discretization is not None else _default_discretization(lp, lq, rounds)
     rem, inf_rem = _rounded(lp, lq, d, extra, pessimistic)
@@ -620,6 +587,13 @@ def _check_rounds_disc(rounds, discretization):
     return rounds, discretization
 
 
+def _lattices(lp, lq, rounds, extra, discretization):
+    """Both directions' loss lattices; each direction sizes its own grid unless one is given
+    (the spread has no drift, so the grid only needs to resolve the loss's spread)."""
+    lats = [_pf.loss_lattice(a, b, discretization, extra) for a, b in ((lp, lq), (lq, lp))]
+    return max(l.d for l in lats), lats
+
+
 def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0, *,
               discretization: float | None = None) -> tuple[float, dict]:
     """Certified δ at total ε for ``rounds`` rounds of the dominating pair (P, Q).
@@ -627,58 +601,40 @@ def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0,
     Both directions (P‖Q, Q‖P) are composed and the larger is returned. ``extra_delta``
     is the pair's truncated tail mass per round (mass not listed in ``logp``/``logq``);
     it is charged as infinite privacy loss in every round, so it adds at most
-    1 − (1 − extra_delta)^rounds to δ. Returns (δ, details).
+    1 − (1 − extra_delta)^rounds to δ. Losses are rounded up to the grid; the T-fold law
+    is computed by ``pld_fft`` (one tilted FFT power, every error bounded). numpy only.
+    Returns (δ, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
-    pld, d = _build(lp, lq, rounds, extra, discretization)
-    raw = float(pld.get_delta_for_epsilon(eps))
-    val = min(1.0, float(round_up(max(raw, 0.0) + PLD_ABS_SLACK)))
-    return val, {"discretization": d, "eps_bias_bound": rounds * d,
-                 "fft_slack": PLD_ABS_SLACK, "tail_per_round": extra}
+    d, lats = _lattices(lp, lq, rounds, extra, discretization)
+    outs = [_pf.composed_delta(lat, rounds, eps) for lat in lats]
+    val = min(1.0, float(round_up(max(o[0] for o in outs))))
+    return val, {"discretization": d, "variance_added_per_round": d * d / 4.0,
+                 "engine": "tilted FFT, certified", "tail_per_round": extra,
+                 "fft_length": max(o[1].get("fft_length", 0) for o in outs)}
 
 
 def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0, *,
                 discretization: float | None = None) -> tuple[float, dict]:
     """Certified ε at total δ for ``rounds`` rounds of the dominating pair (P, Q).
 
-    See ``pld_delta``. The ε is the certified end of a bisection on the discretised PLD's
-    δ(ε) + ``PLD_ABS_SLACK`` ≤ δ; inf when the infinite-loss mass alone exceeds δ.
-    Returns (ε, details).
+    See ``pld_delta``: the larger of the two directions' smallest certified ε with
+    δ(ε) ≤ δ; inf when the infinite-loss mass alone exceeds δ. Returns (ε, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
-    pld, d = _build(lp, lq, rounds, extra, discretization)
-    det = {"discretization": d, "eps_bias_bound": rounds * d, "fft_slack": PLD_ABS_SLACK,
-           "tail_per_round": extra}
-    target = delta - PLD_ABS_SLACK
-    if target <= 0.0:
-        det["reason"] = f"delta={delta!r} is below the PLD's floating-point allowance"
-        return math.inf, det
-
-    # Certified bisection on the discretised PLD's δ(ε). dp_accounting's
-    # get_epsilon_for_delta walks the grid in a Python loop; instead the search runs on
-    # suffix sums of the composed pmfs (O(log N) per step) and the end it returns is
-    # re-checked with dp_accounting's own non-negative-term δ(ε).
-    fast = _fast_delta(pld)
-
-    def ok_exact(e):
-        return float(pld.get_delta_for_epsilon(e)) <= target
-
-    hi = max(1.0, rounds * _max_loss(lp, lq)) + rounds * d + 1.0
-    if ok_exact(0.0):
-        return 0.0, det
-    if not ok_exact(hi):
+    d, lats = _lattices(lp, lq, rounds, extra, discretization)
+    det = {"discretization": d, "variance_added_per_round": d * d / 4.0,
+           "engine": "tilted FFT, certified", "tail_per_round": extra}
+    outs = [_pf.composed_epsilon(lat, rounds, delta) for lat in lats]
+    eps = max(o[0] for o in outs)
+    det["fft_length"] = max(o[1].get("fft_length", 0) for o in outs)
+    if not math.isfinite(eps):
         det["reason"] = "the infinite-loss mass (charged tails, Q = 0 atoms) exceeds delta"
         return math.inf, det
-    ok = (lambda e: fast(e) <= target) if fast is not None else ok_exact
-    eps = bisect_certified(ok, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-10)
-    step = max(d * 1e-3, 1e-12)
-    while not ok_exact(eps):          # the suffix-sum form may cancel; step up until exact
-        eps = min(hi, eps + step)
-        step *= 2.0
     return float(round_up(eps)), det
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from ._lazy import optimize  # scipy.optimize on first use (import time)
+from .numerics import golden_min
 
 __all__ = [
     "RdpFunction",
@@ -222,10 +222,11 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
             r = at_real_orders(orders, values, lam)
             return float(score(np.array([lam]), r)[0])
 
-        res = optimize.minimize_scalar(f, bounds=(a, b), method="bounded",
-                                       options={"xatol": 1e-6 * b})
-        if res.success and np.isfinite(res.fun) and res.fun < best_val:
-            best_val, best_order = float(f(res.x)), float(res.x)
+        # Any order is valid: the refinement only has to find a better one, not the best.
+        x, fx = golden_min(f, a, b, max(8, int(math.ceil(math.log(max(b - a, 1e-6) / (1e-6 * b))
+                                                    / -math.log(0.618034)))))
+        if x is not None and np.isfinite(fx) and fx < best_val:
+            best_val, best_order = float(f(x)), float(x)
     return Conversion(best_val, best_order, limit_hit, int(orders[-1]), int(orders.size))
 
 

@@ -17,7 +17,7 @@ arXiv:2504.07414; the hidden-⊥ sampled clone pairs). Steps, each on the safe s
    Q_φ is concentrated within a few √n standard deviations of 0 and the weights
    h·s·e^{−φ s} of the positive part are bounded by h/(eφ).
 3. **One FFT power** of the tilted atoms on a window of ±``sds`` standard deviations
-   (``scipy.fft``, ``next_fast_len``). Wrap-around only adds non-negative mass to the
+   (``numerics.fft_power``: numpy's pocketfft on a 5-smooth length). Wrap-around only adds non-negative mass to the
    window's points.
 4. **Tails** beyond the window: weight ≤ max_{s > W} h s e^{−φ s} times a Chernoff bound
    on P_Q(S > W) (any ψ > 0 is valid; the best on a grid is used).
@@ -38,15 +38,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._lazy import optimize, special  # scipy on first use (import time)
+from ._lazy import special  # scipy.special on first use (import time)
+from .numerics import fft_power, increasing_root, next_fast_len
 
 __all__ = ["SumBound", "positive_part", "exact_positive_part"]
 
 _U = 2.0 ** -53
-_C_FFT = 10.0
 #: Largest lattice support of one atom distribution, and largest FFT (memory ~ 16 bytes each).
 MAX_SUPPORT = 2_000_000
-_DROP = 600.0
 MAX_FFT = 1 << 26
 
 
@@ -95,8 +94,6 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     deviations of the tilted sum. Never below the true value; the details give the
     lattice step, the tilt, the FFT and tail allowances included in ``upper``.
     """
-    from scipy import fft as _fft      # lazily: keeps `import shuffledp` light
-
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be an integer in [1, inf); got {n!r}")
@@ -159,7 +156,7 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         b = 1.0 / max(jpos, 1.0)
         while dmean(b) < 0.0:
             b *= 2.0
-        phi_star = optimize.brentq(dmean, 0.0, b, xtol=1e-14, rtol=1e-13)
+        phi_star = increasing_root(dmean, 0.0, b, xtol=1e-14, rtol=1e-13)
     sd_lat = sd / h
     phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
     lM = log_mgf(phi)
@@ -173,23 +170,12 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     w = sds * math.sqrt(n) * sd_t + K
     s_lo = min(int(math.floor(c - w)), 0)
     s_hi = max(int(math.ceil(c + w)), 1)
-    L = _fft.next_fast_len(max(s_hi - s_lo + 1, 2 * K), real=True)
+    L = next_fast_len(max(s_hi - s_lo + 1, 2 * K))
     if L > MAX_FFT:
         raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L} > {MAX_FFT} "
                               f"at n={n}; not computed")
     s_hi = s_lo + L - 1
-    arr = np.zeros(L)
-    arr[:K] = qt
-    F = _fft.rfft(arr)
-    absF = np.abs(F)
-    # Components with |F|^n < e^-600 are set to 0 (charged below): computing them would
-    # produce subnormal numbers, which are ~100x slower on common CPUs.
-    sig = absF > math.exp(-_DROP / n)
-    Fn = np.zeros_like(F)
-    Fs = F[sig]
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[sig] = np.exp(n * np.log(Fs))
-    Q = _fft.irfft(Fn, L)
+    Q, fft_err_l2 = fft_power(qt, n, L)
     # position s sits at index (s − n·lo) mod L. (Sums below avoid np.dot: multi-threaded
     # BLAS on a busy machine costs more than the whole FFT.)
     # weights h·s·e^{−φs}; past s_cut (φ·s_cut ≥ 300) they are below h·s_cut·e^{−300}
@@ -203,21 +189,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     main = float(np.sum(wts * np.maximum(Q[idx], 0.0)))
     beyond_cut = 2.0 * h * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
 
-    # ---- 5. a-posteriori floating-point allowance --------------------------------------
-    cf = _C_FFT * _U * math.ceil(math.log2(L))
-    x2 = math.sqrt(float(np.sum(qt * qt)))
-    e1 = cf * math.sqrt(L) * x2                       # ‖η‖₂ of the forward transform
-    grow = math.exp((n - 1) * math.log(float(absF.max()) + e1))
-    aFn = np.abs(Fn[sig])
-    with np.errstate(divide="ignore"):
-        logabs = np.abs(np.log(absF[sig]))
-    pow_round = aFn * 4.0 * _U * (n * (logabs + math.pi + 1.0) + 2.0)
-    # ‖Δ‖₂ ≤ n ‖η‖₂ max(|F|+e1)^{n−1} (perturbation) + ‖rounding of the power‖₂
-    #        + the dropped components (each below 5e-324)
-    spec_err = n * e1 * grow + math.sqrt(float(np.sum(pow_round * pow_round))) + L * math.exp(-_DROP)
-    time_err = math.sqrt(2.0) * spec_err / math.sqrt(L)
-    inv_err = cf * math.sqrt(2.0) * math.sqrt(float(np.sum(aFn * aFn))) / math.sqrt(L) * 1.01
-    fft_err = 2.0 * math.sqrt(float(np.sum(wts * wts))) * (time_err + inv_err)
+    # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
+    fft_err = math.sqrt(float(np.sum(wts * wts))) * fft_err_l2
 
     # ---- 4. Chernoff tail beyond the window ---------------------------------------------
     smax = s_hi

@@ -46,6 +46,10 @@ __all__ = [
     "pow_minus_tangent",
     "log_pow_minus_tangent",
     "binom_log_tail_bound",
+    "next_fast_len",
+    "fft_power",
+    "golden_min",
+    "increasing_root",
 ]
 
 #: Relative slack added to every upper bound before it leaves a bound module. It covers
@@ -536,3 +540,130 @@ def binom_log_tail_bound(n, p, k, upper: bool, q=None) -> float:
     if kl == math.inf:
         return -math.inf
     return -max(kl - 1e-10 * (abs(t1) + abs(t2)), 0.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Certified FFT power (shared by the i.i.d.-sum engine and the PLD composer)
+# ----------------------------------------------------------------------------------------
+_U = 2.0 ** -53
+#: Constant of the normwise FFT error bound (Higham, Accuracy and Stability of Numerical
+#: Algorithms, 2nd ed., Thm 24.2, proved for radix 2: c·u·log2 L); 10 leaves a wide margin
+#: for pocketfft's mixed radices 2, 3, 5.
+_C_FFT = 10.0
+#: Spectral components with |F|^n below e^-_DROP are set to 0 (and charged): computing them
+#: produces subnormal numbers, ~100x slower on common CPUs.
+_DROP = 600.0
+
+
+def next_fast_len(n: int) -> int:
+    """Smallest 5-smooth integer ≥ n (an efficient length for numpy's pocketfft)."""
+    n = max(int(n), 1)
+    best = 1 << max(n - 1, 0).bit_length()
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            m = p35
+            while m < n:
+                m <<= 1
+            best = min(best, m)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def fft_power(q, n: int, L: int):
+    """Circular n-fold self-convolution of a non-negative vector by one FFT power.
+
+    ``q`` (length ≤ L, entries ≥ 0, Σq ≤ 1) is zero-padded to L. Returns ``(Q, err)``: the
+    computed length-L vector and an a-posteriori bound ``err`` ≥ 2‖Q − Q*‖₂ (a factor-2
+    margin included), where Q* is the exact circular convolution. The bound: the forward
+    transform's normwise error ‖η‖₂ ≤ c·u·log₂L·√L‖q‖₂ (Higham Thm 24.2), carried through
+    the n-th power as n‖η‖₂·max(|F| + ‖η‖)^{n−1}, plus the power's own rounding (complex
+    log/exp, ∝ n(|log|F|| + π + 1)·u·|F|^n), the dropped components, and the inverse
+    transform's error; Parseval turns spectral into time-domain norms. A weighted sum
+    Σ w·Q is then within ‖w‖₂·err of Σ w·Q*.
+    """
+    K = int(np.size(q))
+    arr = np.zeros(L)
+    arr[:K] = q
+    F = np.fft.rfft(arr)
+    absF = np.abs(F)
+    sig = absF > math.exp(-_DROP / n)
+    Fn = np.zeros_like(F)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        Fn[sig] = np.exp(n * np.log(F[sig]))
+    Q = np.fft.irfft(Fn, L)
+    cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
+    x2 = math.sqrt(float(np.sum(np.asarray(q, dtype=float) ** 2)))
+    e1 = cf * math.sqrt(L) * x2
+    grow = math.exp((n - 1) * math.log(float(absF.max()) + e1)) if n > 1 else 1.0
+    aFn = np.abs(Fn[sig])
+    with np.errstate(divide="ignore"):
+        logabs = np.abs(np.log(absF[sig]))
+    pow_round = aFn * 4.0 * _U * (n * (logabs + math.pi + 1.0) + 2.0)
+    spec_err = (n * e1 * grow + math.sqrt(float(np.sum(pow_round * pow_round)))
+                + L * math.exp(-_DROP))
+    time_err = math.sqrt(2.0) * spec_err / math.sqrt(L)
+    inv_err = cf * math.sqrt(2.0) * math.sqrt(float(np.sum(aFn * aFn))) / math.sqrt(L) * 1.01
+    return Q, 2.0 * (time_err + inv_err)
+
+
+# ----------------------------------------------------------------------------------------
+# Small scalar searches (scipy.optimize costs ~0.4 s to import; these are all we need)
+# ----------------------------------------------------------------------------------------
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def golden_min(f, a: float, b: float, iters: int):
+    """Golden-section search for a minimum of f on [a, b]; returns (x, f(x)), the best seen."""
+    best = (math.inf, None)
+    c = b - _GOLDEN * (b - a)
+    d = a + _GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    best = min(best, (fc, c), (fd, d))
+    for _ in range(iters):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - _GOLDEN * (b - a)
+            fc = f(c)
+            best = min(best, (fc, c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + _GOLDEN * (b - a)
+            fd = f(d)
+            best = min(best, (fd, d))
+    return best[1], best[0]
+
+
+def increasing_root(f, a: float, b: float, *, xtol: float = 1e-14, rtol: float = 1e-13,
+                    max_iter: int = 200) -> float:
+    """Root of an increasing function with f(a) ≤ 0 ≤ f(b): regula falsi with the Illinois
+    modification (superlinear), bisection when it stalls. Not a certified end: callers use
+    it where any point near the root is valid (a tilt, a refinement)."""
+    fa, fb = f(a), f(b)
+    if fa >= 0.0:
+        return a
+    if fb <= 0.0:
+        return b
+    side = 0
+    for _ in range(max_iter):
+        if b - a <= max(xtol, rtol * max(abs(a), abs(b))):
+            break
+        x = (a * fb - b * fa) / (fb - fa)
+        if not a < x < b:
+            x = 0.5 * (a + b)
+        fx = f(x)
+        if fx > 0.0:
+            b, fb = x, fx
+            if side == -1:
+                fa *= 0.5
+            side = -1
+        elif fx < 0.0:
+            a, fa = x, fx
+            if side == 1:
+                fb *= 0.5
+            side = 1
+        else:
+            return x
+    return 0.5 * (a + b)

@@ -34,13 +34,13 @@ import functools
 import math
 
 import numpy as np
-from .._lazy import optimize, special  # scipy on first use (import time)
+from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
 from ..mechanisms import LDP, Randomizer
-from ..numerics import round_up
+from ..numerics import increasing_root, round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
 from .base import Bound, Outcome, register
@@ -54,11 +54,9 @@ REFERENCE = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle mo
 #: Largest ε0 and number of distinct victim pairs the bound takes on.
 MAX_EPS0 = 50.0
 MAX_PAIRS = 400
-#: Loss grid of the composed PLD (pessimistic rounding up of every loss), and the mass
-#: in each far tail of the pair charged as infinite loss instead of being listed.
-PLD_GRID = 1e-5
+#: The mass in each far tail of the pair charged as infinite loss instead of being listed
+#: (the composed PLD sizes its own grid: ``pld_fft``).
 PLD_TAIL = 1e-15
-PLD_MAX_BINS = 1 << 19
 #: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
 #: lattice resolution there (density of the curve matters more than each point's last digit).
 CURVE_POINTS = 100
@@ -142,10 +140,7 @@ def _gauss_eps(mu, delta):
     hi = min(mu * 50 + 1.0, 700.0)
     if f(0.0) <= 0:
         return 0.0
-    try:
-        return optimize.brentq(f, 0.0, hi, xtol=1e-12)
-    except ValueError:
-        return hi
+    return increasing_root(lambda e: -f(e), 0.0, hi, xtol=1e-12, rtol=4e-16)
 
 
 def _gauss_logdelta(mu, e):
@@ -304,18 +299,6 @@ def fdp_pair(proto, points: int | None = None):
     return g, lp, lq, grid
 
 
-def _pld_grid(lp, lq, rounds):
-    """PLD_GRID, unless the composed loss range would need more than PLD_MAX_BINS bins
-    (large ε0 or many rounds): then range/PLD_MAX_BINS (still pessimistic; stated in the
-    details as ``discretization`` and ``eps_bias_bound``)."""
-    g = lp - lq
-    w = np.exp(lp)
-    mu = float(np.sum(w * g))
-    var = float(np.sum(w * (g - mu) ** 2))
-    width = float(np.ptp(g)) + 26.0 * math.sqrt(rounds * var) * (rounds > 1)
-    return max(PLD_GRID, width / PLD_MAX_BINS)
-
-
 @register
 class Blanket(Bound):
     id = "blanket"
@@ -413,9 +396,7 @@ class Blanket(Bound):
     # ----- routes ------------------------------------------------------------------------
     def routes(self, rounds):
         r = ["none"] if rounds == 1 else []
-        if _comp.pld_unavailable_reason() is None:
-            r.append("pld")
-        r.append("rdp")
+        r += ["pld", "rdp"]
         if rounds > 1:
             r.append("kov15")
         return r
@@ -430,7 +411,7 @@ class Blanket(Bound):
         g, _, _, grid = fdp_pair(proto)
         lp, lq, dropped = self.pld_atoms(proto)
         fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(lp, lq, rounds, x, dropped, discretization=_pld_grid(lp, lq, rounds))
+        val, det = fn(lp, lq, rounds, x, dropped)
         det = dict(det)
         det["fdp_points"] = int(grid.size)
         det["fdp_vertices"] = int(g.size)

@@ -37,7 +37,7 @@ from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
 from .base import Bound, Outcome, get, register
 
-__all__ = ["participation", "mixture_rdp", "trimmed_hidden", "pld_discretization"]
+__all__ = ["participation", "mixture_rdp", "trimmed_hidden"]
 
 PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
                       "not who took part")
@@ -75,12 +75,6 @@ def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
     xb = x[~small]
     out[~small] = xb + math.log(gamma) + np.log1p((1.0 - gamma) / gamma * np.exp(-xb))
     return out / (lam - 1.0)
-
-
-def pld_discretization(rounds: int) -> float:
-    """Loss grid for the hidden pair's PLD: ≤ 1e-5 (per-round losses are small; a 1e-4
-    grid drifts by T·1e-4), never finer than 1e-5 past 100 rounds (cost)."""
-    return min(1e-4, max(1e-5, 1e-3 / rounds))
 
 
 class _HiddenBound(Bound):
@@ -137,8 +131,7 @@ class _HiddenBound(Bound):
     def _pld_route(self, proto, rounds, x, question):
         logp, logq, tail = self.pld_atoms(proto)
         fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail),
-                      discretization=pld_discretization(rounds))
+        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail))
         return Outcome(float(val), "upper", "pld", det)
 
     def routes(self, rounds):
@@ -283,7 +276,7 @@ class TrimmedCloneSampled(Bound):
     def routes(self, rounds):
         if rounds == 1:
             return ["none"]
-        return ["rdp", "pld"] if _comp.pld_unavailable_reason() is None else ["rdp"]
+        return ["rdp", "pld"]
 
     def _at(self, proto, delta, rounds):
         rate, size = _rate_size(proto)
@@ -311,8 +304,7 @@ class TrimmedCloneSampled(Bound):
             return Outcome(float(round_up(conv.value)), "upper", "rdp", det)
         if route == "pld":
             logp, logq, tail = sp.hidden_pld_atoms(hp)
-            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
-                                       discretization=pld_discretization(rounds))
+            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail)
             det.update(d)
             return Outcome(float(round_up(val)), "upper", "pld", det)
         raise NotImplementedError(route)
@@ -334,8 +326,7 @@ class TrimmedCloneSampled(Bound):
                                       max_order=sp.max_order(hp), coarse="sparse").value
             else:
                 logp, logq, tail = sp.hidden_pld_atoms(hp)
-                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
-                                    discretization=pld_discretization(rounds))[0]
+                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)[0]
             return min(1.0, v + charge)
 
         lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (part * rounds))

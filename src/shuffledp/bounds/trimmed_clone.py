@@ -163,7 +163,7 @@ class TrimmedClone(Bound):
     def routes(self, rounds):
         if rounds == 1:
             return ["none"]
-        return ["rdp", "pld"] if _comp.pld_unavailable_reason() is None else ["rdp"]
+        return ["rdp", "pld"]
 
     @staticmethod
     def users(proto, rounds) -> int:
@@ -196,7 +196,6 @@ class TrimmedClone(Bound):
         return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
 
     def _pld_epsilon(self, proto, delta, rounds, e0):
-        from .sampled import pld_discretization
         pair, c = trimmed_pair(self.users(proto, rounds), proto.mechanism.sigma, e0)
         charge = -math.expm1(rounds * math.log(c))
         rest = delta - charge * (1 + 1e-12)
@@ -205,8 +204,7 @@ class TrimmedClone(Bound):
         if rest <= 0:
             return Outcome(math.inf, "upper", "pld", det)
         logp, logq, tail = pair_pld_atoms(pair)
-        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
-                                   discretization=pld_discretization(rounds))
+        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail)
         det.update(d)
         return Outcome(float(round_up(val)), "upper", "pld", det)
 
@@ -214,11 +212,9 @@ class TrimmedClone(Bound):
         n, s = self.users(proto, rounds), float(proto.mechanism.sigma)
         val, e0 = _trimmed_delta_rdp(n, s, float(eps), int(rounds))
         if route == "pld":
-            from .sampled import pld_discretization
             pair, c = trimmed_pair(n, s, e0)
             logp, logq, tail = pair_pld_atoms(pair)
-            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
-                                   discretization=pld_discretization(rounds))
+            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)
             val = min(1.0, v + (-math.expm1(rounds * math.log(c))))
             return Outcome(float(round_up(val)), "upper", "pld",
                            dict(d, eps0=e0, delta0=G.gaussian_delta(s, e0)))

@@ -4,8 +4,9 @@ Koskela, Jälkö, Honkela 2020 (arXiv:1906.03049); Doroshenko, Ghazi, Kamath, Ku
 Manurangsi 2022 (arXiv:2207.04380) for the pessimistic "connect the dots" PLDs of
 Google's ``dp_accounting`` (optional extra ``pld``, imported lazily).
 
-One entry: ``composition.pld_epsilon`` / ``pld_delta`` (pessimistic, both directions; the
-optimistic instance PLD for lower bounds). Several entries: every part's PLD is built on
+One entry: ``composition.pld_epsilon`` / ``pld_delta`` (pessimistic, both directions,
+composed by ``pld_fft`` with bounded errors, numpy only; the optimistic instance PLD for
+lower bounds through dp_accounting). Several entries: every part's PLD is built on
 one common grid (``discretization``, default ``MULTI_DISCRETIZATION``), self-composed
 ``count`` times and the parts convolved; losses are rounded up so δ(ε) is an upper bound
 up to the floating-point allowance ``composition.PLD_ABS_SLACK`` that is added. The
@@ -107,9 +108,6 @@ class PldComposer(Composer):
     reference = "Koskela et al. 2020 (arXiv:1906.03049); Doroshenko et al. 2022 (arXiv:2207.04380)"
 
     def accepts(self, parts):
-        why = _comp.pld_unavailable_reason()
-        if why:
-            return why
         if any(v.pld is None for v, _ in parts):
             return "needs a dominating pair (PLD view) of every entry"
         if len(parts) == 1:
@@ -117,13 +115,15 @@ class PldComposer(Composer):
             if v.pld.derived:
                 return "a derived pair adds nothing for one entry (KOV15 is exact on it)"
             if v.kind == "upper":
-                return None
+                # one entry's atoms compose in pld_fft (numpy only); a prebuilt PLD needs
+                # dp_accounting
+                return None if v.pld.atoms is not None else _comp.pld_unavailable_reason()
             if v.kind == "lower" and v.pld.is_instance and c > 1:
-                return None
+                return _comp.pld_unavailable_reason()
             return "composition theorems give upper bounds only"
         if any(v.kind != "upper" for v, _ in parts):
             return "mixing entries needs upper bounds"
-        return None
+        return _comp.pld_unavailable_reason()
 
     def _single(self, parts, x, question):
         v, c = parts[0]
