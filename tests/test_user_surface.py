@@ -287,13 +287,19 @@ def test_trimmed_clone_lemma_is_documented():
 
 
 def test_result_says_when_the_pld_route_is_missing(monkeypatch):
+    # Upper bounds compose their own PLD (numpy only); without dp-accounting only the
+    # lower bounds' optimistic PLD over several rounds is missing, and the result says so.
     from shuffledp import composition
     monkeypatch.setattr(composition, "pld_unavailable_reason",
                         lambda: "PLD composition needs dp-accounting")
-    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 2), 300), 1e-6, rounds=2)
-    assert all(c.composition != "pld" for c in r.candidates)
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), 300)
+    r = sd.epsilon(proto, 1e-6, rounds=2)
+    assert any(c.composition == "pld" for c in r.candidates)
+    assert not r.notes
+    r = sd.epsilon(proto, 1e-6, rounds=2, lower=True)
+    assert all(c.composition != "pld" for c in r.candidates if c.kind == "lower")
     assert any("dp-accounting" in n and "not installed" in n for n in r.notes)
-    assert "note: the PLD composition route was not tried" in r.table()
+    assert "note: the PLD route of the lower bounds was not tried" in r.table()
     assert r.to_dict()["notes"]
 
 
