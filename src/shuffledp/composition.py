@@ -332,7 +332,6 @@ class Composed:
 
 
 _GRID_Z = np.linspace(-12.0, 12.0, 25)   # logit of the share of δ given to the rounds
-_golden_min = golden_min
 
 
 def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: float, *,
@@ -398,7 +397,7 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
         best_val, best_z, how = min(pts, key=lambda t: t[0])
         chosen_d1 = split(best_z)[0]
         if math.isfinite(best_val) and math.isfinite(best_z) and refine > 0:
-            z, val = _golden_min(lambda z: fn(split(z)[0]), best_z - 1.0, best_z + 1.0, refine)
+            z, val = golden_min(lambda z: fn(split(z)[0]), best_z - 1.0, best_z + 1.0, refine)
             if val < best_val:
                 best_val, best_z, how, chosen_d1 = val, z, "refined", split(z)[0]
         if half_val < best_val:
@@ -463,7 +462,7 @@ def compose_delta(delta_round: Callable[[float], float], rounds: int, epsilon: f
         chosen = math.exp(best_x) if best_x != hi_x else eps_max
         step = grid[1] - grid[0]
         if refine > 0 and best_val < 1.0:
-            x, val = _golden_min(lambda x: fn(math.exp(min(x, hi_x))), best_x - step,
+            x, val = golden_min(lambda x: fn(math.exp(min(x, hi_x))), best_x - step,
                                  min(hi_x, best_x + step), refine)
             if val < best_val:
                 best_val, chosen, how = val, math.exp(min(x, hi_x)), "refined"
@@ -550,15 +549,11 @@ def _default_discretization(lp, lq, rounds):
     of the accuracy target and that width over ``_MAX_BINS`` (~1e6 bins keeps one route
     to about a second; pass ``discretization`` for more accuracy).
     """
-    fin = np.isfinite(lp) & np.isfinite(lq) & (lp > -np.inf)
-    if not np.any(fin):
+    mom = _pf.loss_moments(lp, lq)
+    if mom is None:
         return 1e-4
-    loss = np.maximum(lp[fin] - lq[fin], _LOSS_FLOOR)
-    w = np.exp(lp[fin])
-    tot = float(np.sum(w))
-    mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
-    var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
-    span = float(np.ptp(loss)) + 1e-12
+    _, var, span = mom
+    span += 1e-12
     width = span + (26.0 * math.sqrt(rounds * var) if rounds > 1 else 0.0)
     return max(min(1e-4, 1e-3 / rounds), width / _MAX_BINS, 1e-9)
 

@@ -108,20 +108,29 @@ def lattice(la, lb, d: float, extra: float = 0.0, pessimistic: bool = True):
     return nz + lo, q[nz], inf
 
 
-def auto_step(la, lb) -> float:
-    """Grid step for ``loss_lattice``: sd(L under A)/NU, at least span/MAX_SUPPORT."""
+def loss_moments(la, lb):
+    """(mean, variance, span) of the finite loss log(A/B) (floored at ``_LOSS_FLOOR``)
+    under A, or None when no atom has a finite loss. Sizes the loss grids."""
     la = np.asarray(la, dtype=float)
     lb = np.asarray(lb, dtype=float)
     fin = np.isfinite(la) & np.isfinite(lb)
     if not np.any(fin):
-        return 1e-4
+        return None
     loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
     w = np.exp(la[fin])
     tot = float(np.sum(w))
     mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
-    sd = math.sqrt(float(np.sum(w * (loss - mu) ** 2)) / tot) if tot > 0 else 0.0
-    span = float(np.ptp(loss))
-    return max(sd / NU, span / (MAX_SUPPORT - 2), 1e-12)
+    var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
+    return mu, var, float(np.ptp(loss))
+
+
+def auto_step(la, lb) -> float:
+    """Grid step for ``loss_lattice``: sd(L under A)/NU, at least span/MAX_SUPPORT."""
+    mom = loss_moments(la, lb)
+    if mom is None:
+        return 1e-4
+    _, var, span = mom
+    return max(math.sqrt(var) / NU, span / (MAX_SUPPORT - 2), 1e-12)
 
 
 def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLattice:
@@ -247,10 +256,8 @@ class _Tilt:
         self.lM = self._log_mgf(phi)
         K = q.size
         j = lat.lo + np.arange(K, dtype=float)
-        with np.errstate(divide="ignore"):
-            lqt = np.where(q > 0, np.log(np.where(q > 0, q, 1.0)) - self.log_m + phi * j - self.lM,
-                           -np.inf)
-        qt = np.exp(lqt)
+        qt = np.zeros(K)
+        qt[live] = np.exp(lqn + phi * jl - self.lM)
         mu_t = float(np.sum(qt * j))
         sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 0.0))
         c = T * mu_t

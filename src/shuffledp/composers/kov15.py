@@ -23,7 +23,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import composition as _comp
 from ..errors import NotApplicableError
-from ..numerics import bisect_certified, round_up
+from ..numerics import bisect_certified, golden_min, round_up
 from ..views import Outcome
 from ._registry import Composer, register
 
@@ -89,7 +89,7 @@ def hetero_epsilon(parts, delta: float, refine: int = 14) -> Outcome:
     pts.append((val(-math.inf), -math.inf))
     best, bz = min(pts, key=lambda t: t[0])
     if math.isfinite(best) and math.isfinite(bz) and refine > 0:
-        z, v2 = _comp._golden_min(val, bz - 1.0, bz + 1.0, refine)
+        z, v2 = golden_min(val, bz - 1.0, bz + 1.0, refine)
         if v2 < best:
             best, bz = v2, z
     d1, dt = split(bz)
@@ -143,7 +143,7 @@ def hetero_delta(parts, epsilon: float, refine: int = 10) -> Outcome:
     xs = list(np.linspace(-16.0, -1.0, 16)) + [-math.inf]
     best, bx = min(((total(x), x) for x in xs), key=lambda t: t[0])
     if math.isfinite(bx) and best < 1.0 and refine > 0:
-        x, v2 = _comp._golden_min(total, bx - 1.0, min(bx + 1.0, -1e-9), refine)
+        x, v2 = golden_min(total, bx - 1.0, min(bx + 1.0, -1e-9), refine)
         if v2 < best:
             best, bx = v2, x
     d1 = 0.0 if bx == -math.inf else 10.0 ** bx
