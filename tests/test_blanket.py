@@ -443,3 +443,27 @@ def test_guards_refuse_instead_of_crashing():
     assert "victim pairs" in b.check(sd.Shuffle(big, 100))
     r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(45.0, 10), 1000), 1e-6)   # no crash
     assert r.kind == "upper" and math.isfinite(r.epsilon)
+
+
+def test_hull_pair_stays_a_pair_when_the_point_at_zero_is_dropped():
+    """A certified curve whose value at ε = 0 is loose (above the chord of its neighbours,
+    as the engine's FFT allowance makes it at n ~ 1e8) loses that point to the hull; the
+    segment then crosses t = 1, where stored values switch from R- to H-form. The pair must
+    still have total mass 1 on both sides and a curve above the true one everywhere."""
+    rng = np.random.default_rng(5)
+    # true pair: binary RR with ε0 = 0.3 mixed with a null outcome
+    E = math.exp(0.3)
+    P = np.array([0.4 * E / (1 + E), 0.4 / (1 + E), 0.6])
+    Q = np.array([0.4 / (1 + E), 0.4 * E / (1 + E), 0.6])
+    grid = np.unique(np.concatenate([-np.linspace(0, 0.3, 13), np.linspace(0, 0.3, 13)]))
+    t = np.exp(grid)
+    H = np.array([np.sum(np.maximum(P - x * Q, 0.0)) for x in t])
+    small = np.where(grid <= 0, H - (1 - t), H) * (1 + 1e-3 * rng.random(grid.size))
+    small[grid == 0.0] *= 1.5                    # the loose point at ε = 0
+    g, q = B._hull_masses(grid, small)
+    assert 0.0 not in g                          # the case under test
+    p = np.exp(g) * q
+    assert q.sum() == pytest.approx(1.0, abs=1e-12)
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    for x in np.exp(np.linspace(-0.35, 0.35, 141)):
+        assert np.sum(np.maximum(p - x * q, 0.0)) >= np.sum(np.maximum(P - x * Q, 0.0)) - 1e-12

@@ -241,12 +241,18 @@ def _fdp_cached(mech, n, rate, points, nu):
 
 def _point_masses(g, t, sm):
     """Q-mass at each point of the piecewise-linear curve through the points: the jump of
-    its slope in t. Segments left of t = 1 are in R-form (slope of H + 1), right of it in
-    H-form (0 is a grid point, so no segment crosses it)."""
+    its slope in t. Segments left of t = 1 are in R-form (slope of H + 1), the others in
+    H-form. A segment crossing t = 1 (the hull dropped the point ε = 0) takes its slope in
+    H-form from H = R + (1 − t) at its left end; differencing the stored R there directly
+    against H at the right end would mis-state that slope by (1 − t)/Δt."""
     m = g.size
     dt = np.diff(t)
     ds = np.diff(sm) / dt
     is_r = g[1:] <= 0.0                        # segment i = [i, i+1] lies in t ≤ 1
+    cross = (g[:-1] < 0.0) & ~is_r
+    if np.any(cross):
+        h_left = sm[:-1][cross] - np.expm1(g[:-1][cross])
+        ds[cross] = (sm[1:][cross] - h_left) / dt[cross]
     # slope of H on each side of each point, expressed so that differences stay accurate
     q = np.empty(m)
     for i in range(m):
