@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import fft_power, increasing_root, next_fast_len
+from .numerics import fft_power, fft_power_product, increasing_root, next_fast_len
 
 __all__ = ["SumBound", "positive_part", "exact_positive_part"]
 
@@ -84,7 +84,8 @@ def _auto_nu(n: int) -> float:
 
 
 def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = None,
-                  sds: float = 7.0) -> SumBound:
+                  sds: float = 7.0, split: bool | None = None,
+                  _inner: bool = False) -> SumBound:
     """Certified upper bound on E[(G_1 + … + G_n)_+], G_i i.i.d. on ``values`` w.p. ``probs``.
 
     ``probs`` must sum to 1 (list the zero atom explicitly); ``value_err`` (optional, per
@@ -93,6 +94,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     n ≥ 1e6), ``sds`` the FFT window in standard
     deviations of the tilted sum. Never below the true value; the details give the
     lattice step, the tilt, the FFT and tail allowances included in ``upper``.
+    ``split``: sum in two stages (blocks of ~√n terms, ``_two_stage``); default when the
+    one-stage FFT would be longer than ``SPLIT_MIN_L``.
     """
     n = int(n)
     if n < 1:
@@ -102,20 +105,26 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         nu = _auto_nu(n)
     if np.max(v) <= 0.0:
         return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
+    if n == 1:
+        return SumBound(float(np.sum(p * np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
     mean = float(np.sum(p * v))
-    if mean > 0.0:
-        # E S_+ = E S + E (−S)_+; E S rounded up.
-        inner = positive_part(-v, p, n, nu=nu, sds=sds)
+    if mean > 0.0 and not _inner:
+        # E S_+ = E S + E (−S)_+; E S rounded up. (Once only: with a mean of ~0, the
+        # upward nudge of the atoms can make both signs look positive.)
+        inner = positive_part(-v, p, n, nu=nu, sds=sds, split=split, _inner=True)
         es = n * (mean + 4.0 * _U * float(np.sum(p * np.abs(v))))
         d = dict(inner.details)
         d["reflected"] = True
         return SumBound(float(es + inner.upper) * (1.0 + 1e-12), d)
-    if n == 1:
-        return SumBound(float(np.sum(p * np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
     var = float(np.sum(p * (v - mean) ** 2))
     sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    if split is None:
+        split = n >= 64 and 2.0 * sds * math.sqrt(n) * nu > SPLIT_MIN_L
+    # Two stages add a second spread (of the block sums): a finer first lattice keeps the
+    # result below one stage's at ν (the FFTs stay short).
+    nu_eff = _SPLIT_FINER * float(nu) if split else float(nu)
     # The lattice must stay listable: a coarser step is still valid (only looser).
-    h = max(sd / float(nu), float(np.max(v) - np.min(v)) / MAX_SUPPORT)
+    h = max(sd / nu_eff, float(np.max(v) - np.min(v)) / MAX_SUPPORT)
 
     # ---- 1. mean-preserving two-point spread onto hZ -----------------------------------
     x = v / h
@@ -165,9 +174,15 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     mu_t = float(np.sum(qt * j))
     sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
 
+    # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
+    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * j[live]))) + abs(lM))
+    rel = math.expm1(n * eta)
+
     # ---- 3. window and FFT power ------------------------------------------------------------
     c = n * mu_t
     w = sds * math.sqrt(n) * sd_t + K
+    if split:
+        return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
     s_lo = min(int(math.floor(c - w)), 0)
     s_hi = max(int(math.ceil(c + w)), 1)
     L = next_fast_len(max(s_hi - s_lo + 1, 2 * K))
@@ -200,17 +215,134 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (smax + 1)))
     tail = wmax * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
 
-    # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
-    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * j[live]))) + abs(lM))
-    rel = math.expm1(n * eta)
     log_scale = n * lM
     total = (main + fft_err + tail + beyond_cut) * (1.0 + rel)
-    upper = math.exp(log_scale + math.log(total)) if total > 0 else 0.0
+    # (an underflow to 0 would be below the true value: the smallest float is not)
+    upper = max(math.exp(log_scale + math.log(total)), 5e-324) if total > 0 else 0.0
     upper *= 1.0 + 1e-12
     det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
            "window_sds": float(sds), "log_scale": log_scale, "main": main,
            "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
            "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
+    return SumBound(float(upper), det)
+
+
+#: Above this one-stage FFT length the sum is taken in two stages (``_two_stage``).
+SPLIT_MIN_L = 1 << 17
+#: Two stages: first lattice this much finer than ν; block sums spread at sd(block)/(2ν).
+_SPLIT_FINER = 2.0
+#: Window of the first stage's block laws, in standard deviations (what lies outside is
+#: charged, so it is wider than the final window).
+_SDS_BLOCK = 10.0
+
+
+def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
+    """Tilted probability that a k-fold lattice sum lies outside [lo_s, hi_s] (Chernoff,
+    both sides; the best ψ on a grid)."""
+    psis = np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+    up = float(np.min(k * (log_mgf(phi + psis) - lM) - psis * (hi_s + 1)))
+    dn = float(np.min(k * (log_mgf(phi - psis) - lM) + psis * (lo_s - 1)))
+    return sum(math.exp(x) for x in (up, dn) if x > -745)
+
+
+def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
+    r"""E[(ΣG_i)_+] for large n in two stages: blocks of n1 ≈ √n terms, then n/n1 blocks.
+
+    One-stage FFTs grow like √n (1.7M points at n = 1e8 for the blanket); two stages need
+    two of ~n^{1/4}. Each step stays on the safe side:
+
+    1. **Block laws.** The tilted k-fold law (k = n1, and the remainder r = n − n1·n2) by
+       one FFT power on a window of ±``_SDS_BLOCK`` sd. Mass outside it (aliased onto the
+       window, where it only adds) is charged through the event "some block is outside":
+       E[S'_+; X_b out] ≤ E[e^{φS'}; X_b out]/(eφ), a Chernoff bound on X_b.
+    2. **Coarse spread.** Each block sum x is split onto the two neighbouring points of
+       (m·h)ℤ with the same mean (the block variable grows in convex order, adding ≤
+       (mh)²/4 variance), m ≈ √n1·sd/(2ν); in the tilted weights the split carries
+       e^{∓φ·offset}. The computed block law's FFT error enters the next stage as an ℓ1
+       input perturbation (``numerics.fft_power_product``).
+    3. **Product of powers** of the coarse block laws, weights h·x·e^{−φx} as in one stage.
+       Beyond the window: E[e^{θS'}] ≤ M(θ)^n·e^{n_b θ²m²/8} (Hoeffding's lemma for each
+       block's two-point spread), then Chernoff.
+    """
+    K = qt.size
+    n1 = max(2, int(round(math.sqrt(n))))
+    n2, r = divmod(n, n1)
+    sizes = [(n1, n2)] + ([(r, 1)] if r else [])
+    nb = n2 + (1 if r else 0)
+    # coarse step ≈ sd(block)/(2ν₀), ν₀ = ν/_SPLIT_FINER the caller's resolution
+    m = max(1, int(math.sqrt(n1) * sd_t / (2.0 * nu / _SPLIT_FINER)))
+    wins = []
+    for k, _ in sizes:
+        wk = _SDS_BLOCK * math.sqrt(k) * sd_t + K
+        wins.append((int(math.floor(k * mu_t - wk)), int(math.ceil(k * mu_t + wk))))
+    L1 = next_fast_len(max(max(b - a + 1 for a, b in wins), 2 * K))
+    if L1 > MAX_FFT:
+        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L1} > "
+                              f"{MAX_FFT} at n={n}; not computed")
+    parts, a_offset, log_c, out_prob = [], 0, 0.0, 0.0
+    k2 = 0
+    for (k, count), (s_lo, s_hi) in zip(sizes, wins):
+        Qk, errk = fft_power(qt, k, L1)
+        sw = np.arange(s_lo, s_hi + 1, dtype=np.int64)
+        qw = np.maximum(Qk[(sw - k * lo) % L1], 0.0)
+        out_prob += count * _chernoff_out(k, s_lo, s_hi, phi, lM, sd_t, log_mgf)
+        a = np.floor_divide(sw, m)
+        b = (sw - a * m).astype(float)
+        f = b / m
+        a_lo = int(a.min())
+        size = int(a.max()) - a_lo + 2
+        q2 = (np.bincount(a - a_lo, weights=qw * (1.0 - f) * np.exp(-phi * b), minlength=size)
+              + np.bincount(a - a_lo + 1, weights=qw * f * np.exp(phi * (m - b)), minlength=size))
+        ck = float(q2.sum())
+        q2 /= ck
+        # ℓ1 perturbation: the block law's FFT error (‖·‖₂ ≤ errk/2 on ≤ |window| points)
+        # through weights ≤ e^{φm}, plus the spread's own rounding
+        in_err = (math.exp(phi * m) * math.sqrt(sw.size) * 0.5 * errk / ck + 16.0 * _U)
+        parts.append((q2, count, in_err))
+        a_offset += count * a_lo
+        log_c += count * math.log(ck)
+        k2 = max(k2, size)
+    log_scale = n * lM + log_c
+    # second stage window, in coarse units A (the sum is at fine index m·A)
+    sd_c = math.sqrt(n * sd_t * sd_t + nb * m * m / 4.0) / m
+    c2 = n * mu_t / m
+    w2 = sds * sd_c + k2
+    A_lo = min(int(math.floor(c2 - w2)), 0)
+    A_hi = max(int(math.ceil(c2 + w2)), 1)
+    L2 = next_fast_len(max(A_hi - A_lo + 1, 2 * k2))
+    if L2 > MAX_FFT:
+        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L2} > "
+                              f"{MAX_FFT} at n={n}; not computed")
+    A_hi = A_lo + L2 - 1
+    Q, err2 = fft_power_product(parts, L2)
+    phic = phi * m
+    A_cut = min(A_hi, max(int(300.0 / phic), 1))
+    A = np.arange(1, A_cut + 1, dtype=np.int64)
+    Af = A.astype(float)
+    wts = h * m * Af * np.exp(-phic * Af)
+    main = float(np.sum(wts * np.maximum(Q[(A - a_offset) % L2], 0.0)))
+    beyond_cut = 2.0 * h * m * A_cut * math.exp(-phic * A_cut) if A_cut < A_hi else 0.0
+    fft_err = math.sqrt(float(np.sum(wts * wts))) * err2
+    # above the window (fine index ≥ x_top): E[e^{(φ+ψ)S'}] e^{−ψ x_top} times max weight
+    x_top = m * (A_hi + 1)
+    wmax = h * (1.0 / (math.e * phi) if x_top * phi < 1.0 else x_top * math.exp(-phi * x_top))
+    psis = np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+    th = phi + psis
+    lt = float(np.min(n * log_mgf(th) + nb * th * th * m * m / 8.0 - psis * x_top)) - log_scale
+    tail = wmax * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
+    # some block outside its first-stage window: ≤ h/(eφ)·E[e^{φS'}]·P_φ(out)
+    lo_ = n * lM + nb * phi * phi * m * m / 8.0 - log_scale
+    out = h / (math.e * phi) * math.exp(min(lo_, 700.0)) * out_prob
+    total = (main + fft_err + tail + beyond_cut + out) * (1.0 + rel)
+    # (an underflow to 0 would be below the true value: the smallest float is not)
+    upper = max(math.exp(log_scale + math.log(total)), 5e-324) if total > 0 else 0.0
+    upper *= 1.0 + 1e-12
+    det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L2,
+           "stages": 2, "block_terms": n1, "coarse_step": m * h, "fft_length_block": L1,
+           "window_sds": float(sds), "log_scale": log_scale, "main": main,
+           "fft_error": fft_err, "tail": tail + out, "relative_rounding": rel,
+           "certified_relative_error": ((fft_err + tail + out + beyond_cut) / main + rel
+                                        if main > 0 else math.inf)}
     return SumBound(float(upper), det)
 
 
