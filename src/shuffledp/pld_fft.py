@@ -58,8 +58,10 @@ NU = 32.0
 #: A tilt is accepted when its certified allowances are below this fraction of δ.
 _PRECISE = 1e-7
 #: Heavy rare losses are cut (and charged) at up to this fraction of δ when that makes the
-#: tilted law much narrower (``_Tilt``); ε moves by ≲ 1e-4/(2 log(1/δ)) relative.
+#: tilted law much narrower and the FFT would otherwise exceed _WIDE_MIN_L points
+#: (``_Tilt``); ε moves by ≲ 1e-4/(2 log(1/δ)) relative.
 _WIDE_CAP = 1e-4
+_WIDE_MIN_L = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,14 @@ def _cut_heavy(lat: LossLattice, T: int, cap: float):
     return q[: i + 1], float(math.exp(lh[i])) * (1.0 + 1e-9)
 
 
+def _est_len(K: int, T: int, sd_t: float, sds: float) -> int:
+    """The FFT length ``_Tilt`` will use (before rounding to a fast length): the window, or
+    the whole support when that is short."""
+    win = 2 * int(sds * math.sqrt(T) * sd_t + 8.0) + 3
+    full = T * (K - 1) + 1
+    return full if full <= max(1 << 18, 2 * win) else win
+
+
 class _Tilt:
     """The T-fold finite (Q-)lattice law, tilted to be centred at ``centre`` (a sum index).
 
@@ -232,14 +242,15 @@ class _Tilt:
             # Rare heavy losses (a pair's far slices carried at its largest loss) can make
             # the tilted law, and so the FFT, a hundred times wider than its bulk. Cutting
             # them at the larger charge ``wide_cap`` (still a small fraction of δ, added to
-            # the value) is then the better trade: try it, keep it if much narrower.
+            # the value) is then the better trade when the FFT is long: try it, keep it if at
+            # least twice shorter.
             qw, hw = _cut_heavy(lat, T, wide_cap)
-            if qw.size < q.size:
-                sd_keep = self._tilted_sd(phi)
+            len_keep = _est_len(q.size, T, self._tilted_sd(phi), sds)
+            if qw.size < q.size and len_keep > _WIDE_MIN_L:
                 saved = (q, self.heavy, phi, self.j_hi, self.log_m, self._jl, self._lqn)
                 self.heavy = hw
                 phi_w = self._set_law(qw, centre)
-                if self._tilted_sd(phi_w) * 4.0 < sd_keep:
+                if _est_len(qw.size, T, self._tilted_sd(phi_w), sds) * 2 < len_keep:
                     q, phi = qw, phi_w
                 else:
                     (q, self.heavy, phi, self.j_hi, self.log_m, self._jl, self._lqn) = saved
