@@ -228,7 +228,7 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
 
 
 #: Above this one-stage FFT length the sum is taken in two stages (``_two_stage``).
-SPLIT_MIN_L = 1 << 17
+SPLIT_MIN_L = 1 << 20
 #: Two stages: first lattice this much finer than ν; block sums spread at sd(block)/(2ν).
 _SPLIT_FINER = 2.0
 #: Window of the first stage's block laws, in standard deviations (what lies outside is
