@@ -183,48 +183,27 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     w = sds * math.sqrt(n) * sd_t + K
     if split:
         return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
-    s_lo = min(int(math.floor(c - w)), 0)
-    s_hi = max(int(math.ceil(c + w)), 1)
-    L = next_fast_len(max(s_hi - s_lo + 1, 2 * K))
-    if L > MAX_FFT:
-        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L} > {MAX_FFT} "
-                              f"at n={n}; not computed")
+    s_lo, L = _window(c, w, 2 * K, n)
     s_hi = s_lo + L - 1
     Q, fft_err_l2 = fft_power(qt, n, L)
-    # position s sits at index (s − n·lo) mod L. (Sums below avoid np.dot: multi-threaded
-    # BLAS on a busy machine costs more than the whole FFT.)
-    # weights h·s·e^{−φs}; past s_cut (φ·s_cut ≥ 300) they are below h·s_cut·e^{−300}
-    # and are charged in bulk (at most that times the total mass, ≤ 2): their products
-    # with tiny Q values would be subnormal numbers, ~100x slower on common CPUs
-    s_cut = min(s_hi, max(int(300.0 / phi), 1))
-    s = np.arange(1, s_cut + 1, dtype=np.int64)
-    idx = (s - n * lo) % L
-    sf = s.astype(float)
-    wts = h * sf * np.exp(-phi * sf)
-    main = float(np.sum(wts * np.maximum(Q[idx], 0.0)))
-    beyond_cut = 2.0 * h * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
+    # position s sits at index (s − n·lo) mod L
+    main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
 
     # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
-    fft_err = math.sqrt(float(np.sum(wts * wts))) * fft_err_l2
+    fft_err = wnorm * fft_err_l2
 
     # ---- 4. Chernoff tail beyond the window ---------------------------------------------
-    smax = s_hi
-    wmax = h * (1.0 / (math.e * phi) if smax * phi < 1.0 else smax * math.exp(-phi * smax))
-
-    psis = np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
-    lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (smax + 1)))
-    tail = wmax * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
+    psis = _psi_grid(sd_t)
+    lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (s_hi + 1)))
+    tail = _max_weight(h, phi, s_hi) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
 
     log_scale = n * lM
-    total = (main + fft_err + tail + beyond_cut) * (1.0 + rel)
-    # (an underflow to 0 would be below the true value: the smallest float is not)
-    upper = max(math.exp(log_scale + math.log(total)), 5e-324) if total > 0 else 0.0
-    upper *= 1.0 + 1e-12
+    upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut) * (1.0 + rel))
     det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
            "window_sds": float(sds), "log_scale": log_scale, "main": main,
            "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
            "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
-    return SumBound(float(upper), det)
+    return SumBound(upper, det)
 
 
 #: Above this one-stage FFT length the sum is taken in two stages (``_two_stage``).
@@ -236,10 +215,56 @@ _SPLIT_FINER = 2.0
 _SDS_BLOCK = 10.0
 
 
+def _window(centre: float, half: float, min_len: int, n: int):
+    """(lowest index, FFT length) of a window covering centre ± half and the indices 0, 1."""
+    s_lo = min(int(math.floor(centre - half)), 0)
+    s_hi = max(int(math.ceil(centre + half)), 1)
+    L = next_fast_len(max(s_hi - s_lo + 1, min_len))
+    if L > MAX_FFT:
+        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L} > {MAX_FFT} "
+                              f"at n={n}; not computed")
+    return s_lo, L
+
+
+def _weighted_sum(Q, offset: int, L: int, s_hi: int, step: float, phi: float):
+    """(Σ_{s=1}^{s_hi} step·s·e^{−φs}·Q(s), the bulk charge past s_cut, ‖weights‖₂), the
+    lattice point s sitting at index (s − offset) mod L of ``Q``.
+
+    Past s_cut (φ·s_cut ≥ 300) the weights are below step·s_cut·e^{−300} and are charged
+    in bulk (at most that times the total mass, ≤ 2): their products with tiny Q values
+    would be subnormal numbers, ~100x slower on common CPUs. (No np.dot: multi-threaded
+    BLAS on a busy machine costs more than the whole FFT.)
+    """
+    s_cut = min(s_hi, max(int(300.0 / phi), 1))
+    s = np.arange(1, s_cut + 1, dtype=np.int64)
+    sf = s.astype(float)
+    wts = step * sf * np.exp(-phi * sf)
+    main = float(np.sum(wts * np.maximum(Q[(s - offset) % L], 0.0)))
+    beyond = 2.0 * step * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
+    return main, beyond, math.sqrt(float(np.sum(wts * wts)))
+
+
+def _max_weight(h: float, phi: float, x: float) -> float:
+    """max over s ≥ x of h·s·e^{−φs} (the weight beyond a window's top)."""
+    return h * (1.0 / (math.e * phi) if x * phi < 1.0 else x * math.exp(-phi * x))
+
+
+def _psi_grid(sd_t: float) -> np.ndarray:
+    """The Chernoff parameters tried (per lattice unit of a tilted law with sd ``sd_t``)."""
+    return np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+
+
+def _scaled_upper(log_scale: float, total: float) -> float:
+    """e^{log_scale}·total rounded up; an underflow to 0 would be below the true value, the
+    smallest float is not."""
+    upper = max(math.exp(log_scale + math.log(total)), 5e-324) if total > 0 else 0.0
+    return float(upper * (1.0 + 1e-12))
+
+
 def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
     """Tilted probability that a k-fold lattice sum lies outside [lo_s, hi_s] (Chernoff,
     both sides; the best ψ on a grid)."""
-    psis = np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+    psis = _psi_grid(sd_t)
     up = float(np.min(k * (log_mgf(phi + psis) - lM) - psis * (hi_s + 1)))
     dn = float(np.min(k * (log_mgf(phi - psis) - lM) + psis * (lo_s - 1)))
     return sum(math.exp(x) for x in (up, dn) if x > -745)
@@ -306,44 +331,28 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
     # second stage window, in coarse units A (the sum is at fine index m·A)
     sd_c = math.sqrt(n * sd_t * sd_t + nb * m * m / 4.0) / m
     c2 = n * mu_t / m
-    w2 = sds * sd_c + k2
-    A_lo = min(int(math.floor(c2 - w2)), 0)
-    A_hi = max(int(math.ceil(c2 + w2)), 1)
-    L2 = next_fast_len(max(A_hi - A_lo + 1, 2 * k2))
-    if L2 > MAX_FFT:
-        raise ArithmeticError(f"the certified i.i.d. sum needs an FFT of length {L2} > "
-                              f"{MAX_FFT} at n={n}; not computed")
+    A_lo, L2 = _window(c2, sd_c * sds + k2, 2 * k2, n)
     A_hi = A_lo + L2 - 1
     Q, err2 = fft_power_product(parts, L2)
-    phic = phi * m
-    A_cut = min(A_hi, max(int(300.0 / phic), 1))
-    A = np.arange(1, A_cut + 1, dtype=np.int64)
-    Af = A.astype(float)
-    wts = h * m * Af * np.exp(-phic * Af)
-    main = float(np.sum(wts * np.maximum(Q[(A - a_offset) % L2], 0.0)))
-    beyond_cut = 2.0 * h * m * A_cut * math.exp(-phic * A_cut) if A_cut < A_hi else 0.0
-    fft_err = math.sqrt(float(np.sum(wts * wts))) * err2
+    main, beyond_cut, wnorm = _weighted_sum(Q, a_offset, L2, A_hi, h * m, phi * m)
+    fft_err = wnorm * err2
     # above the window (fine index ≥ x_top): E[e^{(φ+ψ)S'}] e^{−ψ x_top} times max weight
     x_top = m * (A_hi + 1)
-    wmax = h * (1.0 / (math.e * phi) if x_top * phi < 1.0 else x_top * math.exp(-phi * x_top))
-    psis = np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+    psis = _psi_grid(sd_t)
     th = phi + psis
     lt = float(np.min(n * log_mgf(th) + nb * th * th * m * m / 8.0 - psis * x_top)) - log_scale
-    tail = wmax * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
+    tail = _max_weight(h, phi, x_top) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
     # some block outside its first-stage window: ≤ h/(eφ)·E[e^{φS'}]·P_φ(out)
     lo_ = n * lM + nb * phi * phi * m * m / 8.0 - log_scale
     out = h / (math.e * phi) * math.exp(min(lo_, 700.0)) * out_prob
-    total = (main + fft_err + tail + beyond_cut + out) * (1.0 + rel)
-    # (an underflow to 0 would be below the true value: the smallest float is not)
-    upper = max(math.exp(log_scale + math.log(total)), 5e-324) if total > 0 else 0.0
-    upper *= 1.0 + 1e-12
+    upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut + out) * (1.0 + rel))
     det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L2,
            "stages": 2, "block_terms": n1, "coarse_step": m * h, "fft_length_block": L1,
            "window_sds": float(sds), "log_scale": log_scale, "main": main,
            "fft_error": fft_err, "tail": tail + out, "relative_rounding": rel,
            "certified_relative_error": ((fft_err + tail + out + beyond_cut) / main + rel
                                         if main > 0 else math.inf)}
-    return SumBound(float(upper), det)
+    return SumBound(upper, det)
 
 
 def exact_positive_part(values, probs, n: int) -> float:

@@ -616,7 +616,7 @@ def fft_power_product(parts, L: int):
     logG = None
     rel_pow = 0.0
     pert_sum = None
-    absFs = []
+    absFs, logabs_i = [], []
     for q, n, in_err in parts:
         qa = np.asarray(q, dtype=float)
         arr = np.zeros(L)
@@ -629,6 +629,7 @@ def fft_power_product(parts, L: int):
             lf = np.log(F)
             lg = np.log(absF + eps_i)
             logF = n * lf if logF is None else logF + n * lf
+        logabs_i.append(lf.real)                 # log|F̂_i| (−inf where F̂_i = 0)
         logG = n * lg if logG is None else logG + n * lg
         # n_i ε_i/(|F̂_ik| + ε_i) (the telescoping sum's factor), ≤ n_i
         term = n * eps_i / (absF + eps_i) if eps_i > 0 else np.zeros(absF.size)
@@ -652,9 +653,8 @@ def fft_power_product(parts, L: int):
         pert_l2 = min(pert_l2, n * e_norm * grow)
     # powers' rounding: exp(Σ n_i log F_i) — each log carries ≤ ~4u(|log|F|| + π + 1)
     rnd = np.zeros(int(np.count_nonzero(sig)))
-    for (q, n, _), absF in zip(parts, absFs):
-        with np.errstate(divide="ignore"):
-            rnd += 4.0 * _U * (n * (np.abs(np.log(absF[sig])) + math.pi + 1.0) + 2.0)
+    for (q, n, _), la in zip(parts, logabs_i):
+        rnd += 4.0 * _U * (n * (np.abs(la[sig]) + math.pi + 1.0) + 2.0)
     pow_round = aFn * (rnd + 2.0 * _U * len(parts))
     # dropped components (|exact| ≤ G_k) and the non-significant ones' perturbation
     dropped = G[~sig] * (1.0 + pert_sum[~sig])

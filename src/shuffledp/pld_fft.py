@@ -247,13 +247,11 @@ class _Tilt:
             qw, hw = _cut_heavy(lat, T, wide_cap)
             len_keep = _est_len(q.size, T, self._tilted_sd(phi), sds)
             if qw.size < q.size and len_keep > _WIDE_MIN_L:
-                saved = (q, self.heavy, phi, self.j_hi, self.log_m, self._jl, self._lqn)
-                self.heavy = hw
                 phi_w = self._set_law(qw, centre)
                 if _est_len(qw.size, T, self._tilted_sd(phi_w), sds) * 2 < len_keep:
-                    q, phi = qw, phi_w
-                else:
-                    (q, self.heavy, phi, self.j_hi, self.log_m, self._jl, self._lqn) = saved
+                    q, phi, self.heavy = qw, phi_w, hw
+                else:                        # rare: adopt the uncut law again
+                    phi = self._set_law(q, centre)
         self._finish(q, phi, sds, low)
 
     def _tilted_sd(self, phi):
