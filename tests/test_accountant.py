@@ -101,3 +101,32 @@ def test_kov15_skip_only_when_its_floor_cannot_win():
     forced = sd.epsilon(proto, 1e-6, 10, bound="fmt20", composition="kov15")
     assert forced.epsilon >= floor * (1 - 1e-5)
     assert forced.epsilon > r.epsilon
+
+
+def test_fmt20_not_computed_when_the_fmt23_pair_dominates_it():
+    """k-RR is in FMT23's class: its pair (p = 2/(e^ε0 + 1)) is a post-processing of FMT20's
+    (p = e^−ε0), so fmt20 cannot be below fmt23's exact value and is not evaluated; named,
+    it still runs, and its value is indeed above fmt23's."""
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=3000)
+    r = sd.epsilon(proto, delta=1e-7, rounds=5)
+    reasons = dict(r.not_applicable)
+    assert "fmt20" not in {c.bound for c in r.candidates}
+    assert "post-processing" in reasons["fmt20"] and "fmt23" in reasons["fmt20"]
+    e23 = next(c.epsilon for c in r.candidates if c.bound == "fmt23")
+    assert sd.epsilon(proto, delta=1e-7, rounds=5, bound="fmt20").epsilon > e23
+    # Without fmt23 (any ε0-LDP randomizer), fmt20 is computed as before.
+    r2 = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=3000), delta=1e-7, rounds=5)
+    assert "fmt20" in {c.bound for c in r2.candidates}
+
+
+def test_a_certified_zero_ends_the_search():
+    """δ = 0 from a cheap bound: no bound can return less, so the costly ones are not run
+    (they used to take seconds at n = 1e6 for the same 0) and say why."""
+    r = sd.delta(sd.Shuffle(sd.LDP(1.0), n=10**6), epsilon=1.0, rounds=10)
+    assert r.delta == 0.0
+    why = dict(r.not_applicable)
+    assert why["fmt20"].startswith("skipped: cannot beat 0")
+    assert why["fmt20-closed"].startswith("skipped: cannot beat 0")
+    # ε = 1 per 10 rounds of a 1-LDP randomizer among 1e6 users: the RDP of the shuffle is
+    # ~1e-6 per round, far below what δ > 0 at ε = 1 needs, so 0 is right, not a shortcut.
+    assert r.bound == "girgis-ub1" and r.chosen.composition == "rdp"

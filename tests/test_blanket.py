@@ -500,3 +500,48 @@ def test_hull_pair_stays_a_pair_when_the_point_at_zero_is_dropped():
     assert p.sum() == pytest.approx(1.0, abs=1e-12)
     for x in np.exp(np.linspace(-0.35, 0.35, 141)):
         assert np.sum(np.maximum(p - x * q, 0.0)) >= np.sum(np.maximum(P - x * Q, 0.0)) - 1e-12
+
+
+# ---------------------------------------------------------------------------------------
+# Chernoff bound of the engine and the pruned max over victim pairs
+# ---------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(a=st.floats(0.05, 5.0), b=st.floats(-5.0, -0.05), pa=st.floats(0.01, 0.5),
+       pb=st.floats(0.01, 0.49), n=st.integers(1, 60))
+def test_chernoff_never_below_exact(a, b, pa, pb, n):
+    vals, probs = [a, b, 0.0], [pa, pb, 1.0 - pa - pb]
+    exact = iid_sum.exact_positive_part(vals, probs, n)
+    ch = iid_sum.chernoff_positive_part(vals, probs, n)
+    assert ch >= exact * (1.0 - 1e-12)
+    assert ch > 0.0
+
+
+def test_chernoff_tiny_values_stay_positive():
+    # E[S_+] ~ e^-2000 here: the bound must not round down to 0 (a certified "0" would
+    # claim the sum is never positive).
+    assert iid_sum.chernoff_positive_part([2.0, -0.5, 0.0], [0.01, 0.2, 0.79], 10**5) > 0.0
+
+
+@pytest.mark.parametrize("eps", [-0.3, -0.05, 0.0, 0.05, 0.3])
+def test_pruned_max_over_pairs_is_the_max(eps):
+    """The max over the 6 victim pairs of a 3×3 matrix, with pairs skipped by their Chernoff
+    bound: never below any pair's exact value, never above the unpruned max (or, far out in
+    ε, the 1e-40 below which Chernoff bounds are taken as they are)."""
+    proto = sd.Shuffle(sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]),
+                       n=40)
+    mech, n, rate = B._key(proto)
+    pairs = B._pairs_cached(mech, rate)
+    assert len(pairs) > 1
+    excess = eps < 0
+    got, _, _ = B._max_over_pairs(pairs, n, eps, excess=excess)
+    full, exact = [], []
+    for p in pairs:
+        at = (B._excess_atoms if excess else B._hs_atoms)(p, eps)
+        if at is None:
+            full.append(0.0)
+            exact.append(0.0)
+            continue
+        full.append(iid_sum.positive_part(at[0], at[1], n, value_err=at[2]).upper / n)
+        exact.append(iid_sum.exact_positive_part(at[0], at[1], n) / n)
+    assert got >= max(exact) * (1.0 - 1e-12)
+    assert got <= max(max(full), B.CHERNOFF_ENOUGH)

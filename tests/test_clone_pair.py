@@ -389,3 +389,87 @@ def test_series_path_matches_point_sum(which, eps0):
     point_sum = cp.pair_rdp(pair, orders, step=1)     # the other code path, not an oracle
     assert np.all(fast <= point_sum * (1 + 1e-13))
     assert np.all(fast >= point_sum * (1 - 1e-9))
+
+
+# ---------------------------------------------------------------------------------------
+# Huge orders ((λ − 1) log(a/b) > 600): log-space sums over cached points
+# ---------------------------------------------------------------------------------------
+def test_huge_orders_from_cached_points_match_mpmath():
+    """The huge-order path keeps the points' log weights with the cached point set; single
+    orders asked after a batch (what the order search does) must give the same certified
+    values as a fresh call, and stay above the 40-digit sum."""
+    pair = cp.fmt20_pair(4.0, 2000)                  # (λ − 1)·4 > 600 from λ = 152 on
+    orders = [160, 230, 300]
+    cp._VALUES.clear()
+    cp._TERMS_CACHE.clear()
+    batch = cp.pair_rdp(pair, orders)
+    singles = [float(cp.pair_rdp(pair, [o])[0]) for o in (300, 230)]
+    cp._VALUES.clear()
+    cp._TERMS_CACHE.clear()
+    fresh = [float(cp.pair_rdp(pair, [o])[0]) for o in (300, 230)]
+    assert singles == pytest.approx(fresh, rel=1e-13)
+    ref = mp_rdp(2000, mp.e ** -4, 4.0, orders)
+    for lam, o in zip(orders, batch):
+        r = float(ref[lam])
+        assert o >= r * (1 - 1e-14)                   # upper bound
+        assert o <= r * (1 + 1e-9)                    # and tight
+
+
+def test_log_sum_pos_is_rounded_up():
+    rng = np.random.default_rng(3)
+    for size in (1, 7, 100_000):
+        v = rng.normal(-500.0, 40.0, size)
+        mp.mp.dps = 40
+        exact = mp.log(mp.fsum(mp.e ** mp.mpf(float(x)) for x in v[:2000])) if size <= 2000 \
+            else None
+        got = cp._log_sum_pos(v)
+        if exact is not None:
+            assert got >= float(exact)
+            assert got - float(exact) <= 1e-11 * max(1.0, abs(float(exact)))
+        else:                                         # against a float64 two-pass reference
+            m = v.max()
+            ref = m + math.log(math.fsum(np.exp(v - m)))
+            assert ref <= got <= ref + 1e-11 * abs(ref)
+    assert cp._log_sum_pos(np.array([-np.inf, -np.inf])) == -math.inf
+
+
+# ---------------------------------------------------------------------------------------
+# Dominance between clone pairs (the accountant skips the dominated one)
+# ---------------------------------------------------------------------------------------
+def _pair_law(n, p, alpha):
+    """{(c, x): (P, Q)} of a g = 0 clone pair, exact in mpmath (every c, every x)."""
+    m = n - 1
+    out = {}
+    for c in range(m + 1):
+        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
+        b = [mp.binomial(c, x) / mp.mpf(2) ** c for x in range(c + 1)]
+        P, Q = _mp_conditional(b, alpha)
+        for x in range(c + 2):
+            out[(c, x)] = (wc * P[x], wc * Q[x])
+    return out
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 3.0])
+def test_fmt23_pair_is_a_post_processing_of_fmt20_pair(eps0):
+    """The proof behind ``_PairBound.dominated_by``: from the FMT20 pair's output (c, x), turn
+    each of the m − c non-clones into a clone with probability q = (p' − p)/(1 − p) and add
+    a fair bit per new clone; the result is the FMT23 pair exactly (under P and under Q)."""
+    mp.mp.dps = 40
+    n = 12
+    m = n - 1
+    alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
+    p, p2 = mp.e ** -eps0, 2 / (mp.e ** eps0 + 1)
+    assert p2 >= p
+    q = (p2 - p) / (1 - p)
+    src, want = _pair_law(n, p, alpha), _pair_law(n, p2, alpha)
+    got = {k: [mp.mpf(0), mp.mpf(0)] for k in want}
+    for (c, x), (P, Q) in src.items():
+        for k in range(m - c + 1):                   # k non-clones become clones
+            wk = mp.binomial(m - c, k) * q ** k * (1 - q) ** (m - c - k)
+            for j in range(k + 1):                   # j of their fair bits are 1
+                wj = wk * mp.binomial(k, j) / mp.mpf(2) ** k
+                got[(c + k, x + j)][0] += wj * P
+                got[(c + k, x + j)][1] += wj * Q
+    for key, (P, Q) in want.items():
+        assert abs(got[key][0] - P) <= mp.mpf(10) ** -35
+        assert abs(got[key][1] - Q) <= mp.mpf(10) ** -35

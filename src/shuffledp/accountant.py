@@ -95,9 +95,21 @@ def _can_answer(b) -> bool:
     return b.kind == "upper" and b.default
 
 
-def _cheap_first(bounds) -> list:
-    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last."""
-    return sorted(bounds, key=lambda b: bool(b.id in _COSTLY or b.rdp_expensive))
+def _cheap_first(bounds, proto) -> list:
+    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last;
+    among those, bounds that may dominate others (``Bound.dominance_rank``) first."""
+    return sorted(bounds, key=lambda b: (bool(b.id in _COSTLY or b.rdp_expensive),
+                                         b.dominance_rank(proto)))
+
+
+def _dominated(b, done, proto):
+    """The reason ``b`` need not run: a bound already answered whose exact curve is at or
+    below ``b``'s (``Bound.dominated_by``), else None."""
+    for other in done:
+        why = b.dominated_by(other, proto)
+        if why:
+            return why
+    return None
 
 
 def _split_requested(bounds, lower: bool):
@@ -123,7 +135,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         bounds, skipped = [_named(proto, bound)], []
     else:
         bounds, skipped = applicable(proto)
-        bounds = _cheap_first(bounds)
+        bounds = _cheap_first(bounds, proto)
     if upper_only:
         # Calibration needs only the candidates that can be the answer.
         bounds = [b for b in bounds if b.kind == "upper" and b.default]
@@ -132,7 +144,13 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         skipped.extend(not_asked)
     cands = []
     floors = []
+    answered = []           # bound objects whose upper value is a candidate answer
     for b in bounds:
+        if bound is None and _can_answer(b):
+            why = _dominated(b, answered, proto)
+            if why:
+                skipped.append((b.id, why))
+                continue
         if composition is not None and composition not in b.routes(rounds):
             if bound is not None:
                 b.epsilon(proto, x, rounds, composition)   # raises the explanation
@@ -141,6 +159,11 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         t0 = time.perf_counter()
         # A bound that can be the answer may skip what provably cannot beat the best so far.
         beat = _best_so_far(cands, question) if bound is None and _can_answer(b) else None
+        if beat == 0.0 and target is None:
+            # A certified 0 (ε = 0, or δ = 0 at this ε) is the smallest value any bound can
+            # return: nothing after it can change the answer.
+            skipped.append((b.id, "skipped: cannot beat 0 (an earlier bound certified 0)"))
+            continue
         if target is not None:
             if beat is not None and beat <= target:
                 skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
@@ -169,6 +192,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
             skipped.append((b.id, _failure_reason(exc)))
             continue
         scope, valid_for = b.label(proto, o.kind)
+        if o.kind == "upper" and _can_answer(b):
+            answered.append(b)
         cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
                                time.perf_counter() - t0, o.composition, o.details,
                                default=b.default, scope=scope, question=question))

@@ -116,8 +116,8 @@ class Conversion:
 
 
 def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO,
-            start: int = 2):
-    """Integer orders in blocks: start…first in full, then geometric blocks growing ×4."""
+            growth: int = _GROWTH, start: int = 2):
+    """Integer orders in blocks: start…first in full, then geometric blocks growing ×growth."""
     if start <= first:
         hi = min(first, max_order)
         yield np.arange(start, hi + 1, dtype=np.int64)
@@ -126,7 +126,7 @@ def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATI
         yield np.array([start], dtype=np.int64)
     lo = hi
     while lo < max_order:
-        hi = min(lo * _GROWTH, max_order)
+        hi = min(lo * growth, max_order)
         n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(ratio))))
         grid = np.unique(np.round(np.geomspace(lo + 1, hi, n_pts)).astype(np.int64))
         yield grid
@@ -135,10 +135,13 @@ def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATI
 
 #: Order grids of the search. "dense": every integer to 256 (cheap closed-form curves);
 #: "coarse": for curves whose conversion is only an estimate; "sparse": for curves that
-#: cost ~0.1 s per order (the clone pairs' exact sums). Every grid is followed by the fill
+#: cost ~0.1 s per order (the clone pairs' exact sums; there blocks grow ×2, not ×4, so the
+#: search stops soon after the optimum instead of paying for orders up to 4× past it — high
+#: orders are the costly ones). Every grid is followed by the fill
 #: of all integers between the best order's neighbours, so a unimodal objective reaches
 #: its integer optimum on any of them; every evaluated order is exact either way.
-_GRIDS = {"dense": (_FIRST_BLOCK, _GRID_RATIO), "coarse": (32, 1.05), "sparse": (8, 1.15)}
+_GRIDS = {"dense": (_FIRST_BLOCK, _GRID_RATIO, _GROWTH), "coarse": (32, 1.05, _GROWTH),
+          "sparse": (8, 1.15, 2)}
 
 
 def first_useful_order(floor, max_order: int, beat: float) -> int | None:

@@ -102,6 +102,17 @@ class Bound:
                     f"instance, not a lower bound ({self.valid_for(proto).split(':')[0]})")
         return kind, f"{kind}: {self.valid_for(proto)}"
 
+    # ----- dominance -----------------------------------------------------------------
+    def dominated_by(self, other: "Bound", proto) -> str | None:
+        """Why ``other``'s exact privacy curve is at or below this bound's for ``proto``
+        (the accountant then does not evaluate this bound once ``other`` has answered), or
+        None. Default: no such relation is known."""
+        return None
+
+    def dominance_rank(self, proto) -> float:
+        """Sort key among equally costly bounds: bounds that may dominate others first."""
+        return 0.0
+
     # ----- views ---------------------------------------------------------------------
     def rdp(self, proto, orders: np.ndarray) -> np.ndarray:
         """Per-round RDP at integer orders ≥ 2 (upper bounds already rounded up)."""

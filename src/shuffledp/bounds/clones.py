@@ -200,6 +200,34 @@ class _PairBound(Bound):
     def rdp(self, proto, orders):
         return cp.pair_rdp(self.pair(proto), orders)
 
+    def dominated_by(self, other, proto):
+        # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
+        # pair is a post-processing of the p pair — the output tells how many of the n − 1
+        # others are not clones (n − A − B), and turning each into a clone with probability
+        # (p' − p)/(1 − p), reporting a fair bit, gives exactly the p' pair under either
+        # dataset. By data processing every hockey-stick curve, Rényi divergence and T-fold
+        # composition of the p' pair is at or below this one's (FMT20's p = e^−ε0 ≤ FMT23's
+        # 2/(e^ε0 + 1) for every ε0).
+        if not isinstance(other, _PairBound) or other is self:
+            return None
+        try:
+            mine, theirs = self.pair(proto), other.pair(proto)
+        except (ValueError, ArithmeticError, NotApplicableError):
+            return None
+        if (theirs.n == mine.n and theirs.a == mine.a and theirs.b == mine.b
+                and theirs.p >= mine.p and (theirs.p, other.id) != (mine.p, self.id)):
+            return (f"not computed: {other.id}'s clone pair (clone probability "
+                    f"{theirs.p:.6g}) is a post-processing of this bound's (p = {mine.p:.6g}, "
+                    f"same n and victim), so this bound's exact value is at least the one "
+                    f"{other.id} certifies")
+        return None
+
+    def dominance_rank(self, proto):
+        try:
+            return -self.pair(proto).p
+        except (ValueError, ArithmeticError, NotApplicableError):
+            return 0.0
+
     def pld_atoms(self, proto):
         # A dominating pair of the clone pair (coarsened slices, clone_pair.pair_pld_atoms).
         return cp.pair_pld_atoms(self.pair(proto))
