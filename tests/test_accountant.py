@@ -130,3 +130,22 @@ def test_a_certified_zero_ends_the_search():
     # ε = 1 per 10 rounds of a 1-LDP randomizer among 1e6 users: the RDP of the shuffle is
     # ~1e-6 per round, far below what δ > 0 at ε = 1 needs, so 0 is right, not a shortcut.
     assert r.bound == "girgis-ub1" and r.chosen.composition == "rdp"
+
+
+def test_kov15_floor_uses_the_per_round_delta_cap():
+    """Every KOV15 split gives each round δ1 < 1 − (1 − δ)^{1/T} ≈ δ/T, so the route's floor
+    is the δ1 = 0 composition of ε1 at that cap (not at δ): strong enough to skip the route
+    when another route is far better, never above the route's own value."""
+    from shuffledp.bounds import get
+    b = get("blanket")
+    p = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=10**4)
+    d, T = 1e-6, 100
+    k = sd.epsilon(p, delta=d, rounds=T, bound="blanket", composition="kov15").epsilon
+    best = sd.epsilon(p, delta=d, rounds=T).epsilon
+    assert best < 0.5 * k
+    f = b._kov15_floor(p, d, T, best)
+    assert best <= f <= k                       # proven, and a floor
+    assert b._kov15_floor(p, d, T, k * 1.001) == -math.inf   # never claims more than k
+    r = sd.epsilon(p, delta=d, rounds=T)
+    skipped = r.chosen.details.get("routes_skipped", {})
+    assert r.bound == "blanket" and skipped["kov15"].startswith("skipped: cannot beat")

@@ -389,3 +389,29 @@ def test_calibrate_eps0_with_sampling():
     assert c.protocol.sampling == sd.CheckIn(0.3)
     full = sd.calibrate.eps0(n, target, 1e-6, tol=1e-3)
     assert c.value > full.value                    # sampling buys a larger eps0
+
+
+@pytest.mark.parametrize("n,q,B,lo", [(10**9, 0.9006699635243461, 700, 700_000),
+                                      (10**7, 0.9, 1, 10_000), (5000, 0.5, 3, 1000),
+                                      (3 * 10**6, 0.2, 1, 500)])
+def test_path_cdf_is_certified_against_independent_sums(n, q, B, lo):
+    """The check-in cells' CDF upper bounds carried along the slices by exact identities:
+    never below the certified sum of the same probability (numerics.binom_cdf_bounds, an
+    independent evaluation per entry), and within 1e-9 relative of it."""
+    from shuffledp.numerics import binom_cdf_bounds
+    s = np.arange(lo, lo + 3 * B + 40)
+    N = (n - s).astype(float)
+    starts = np.arange(0, s.size, B)
+    ends = np.minimum(starts + B, s.size) - 1
+    z = np.array(sp._NBOT_Z)
+    edges = np.maximum(0.0, np.floor(N[ends][:, None] * q
+                                     + z[None, :] * np.sqrt(N[starts] * q * (1 - q))[:, None]))
+    E = edges[np.repeat(np.arange(starts.size), ends - starts + 1)]
+    got = sp._path_log_cdf_upper(N, q, E - 1.0)
+    for r in np.linspace(0, s.size - 1, 9).astype(int):
+        for j in range(E.shape[1]):
+            k = int(E[r, j] - 1)
+            lo_, hi_ = binom_cdf_bounds(k, int(N[r]), q)
+            v = math.exp(got[r, j])
+            assert v >= lo_
+            assert v <= hi_ * (1 + 1e-9) + 1e-300

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 
-from .numerics import (REL_SLACK, binom_log_tail_bound, binom_logpmf, binom_window, half_binom_logpmf,
+from .numerics import (BDTR_MAX_N, REL_SLACK, binom_cdf_bounds, binom_log_tail_bound,
+                       binom_sf_bounds, binom_logpmf, binom_window, half_binom_logpmf,
                        half_binom_logpmf_runs, half_binom_pmf_walk, rademacher_log_moments,
                        round_up)
 
@@ -299,6 +300,11 @@ def _tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
     these masses are ~1e-30 and only ever multiply a remainder, so a factor 2 costs nothing
     and covers any plausible error.
     """
+    if m > BDTR_MAX_N:
+        # The incomplete beta is NaN or off by orders of magnitude at m ≳ 1e10: certified sums.
+        below = binom_cdf_bounds(lo - 1, m, p)[1] if lo > 0 else 0.0
+        above = binom_sf_bounds(hi + 1, m, p)[1] if hi < m else 0.0
+        return below, above
     below = 2.0 * float(special.bdtr(lo - 1, m, p)) + 1e-300 if lo > 0 else 0.0
     above = 2.0 * float(special.bdtrc(hi, m, p)) + 1e-300 if hi < m else 0.0
     return below, above
@@ -316,6 +322,9 @@ def _log_tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
         if (upper and k > m) or (not upper and k < 0):
             return -math.inf
         ch = binom_log_tail_bound(m, p, k, upper)
+        if m > BDTR_MAX_N:
+            v = (binom_sf_bounds(k, m, p) if upper else binom_cdf_bounds(k, m, p))[1]
+            return min(ch, math.log(v)) if v > 1e-280 else ch
         v = float(special.bdtrc(k - 1, m, p) if upper else special.bdtr(k, m, p))
         if v > 1e-280:
             return min(ch, math.log(2.0 * v))

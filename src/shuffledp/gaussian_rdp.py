@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
+from .numerics import BDTR_MAX_N, binom_cdf_bounds
 
 __all__ = ["homogeneous_log_em1", "homogeneous_rdp", "HomogeneousKernel",
            "gaussian_log_delta", "gaussian_delta", "gaussian_epsilon", "gaussian_rdp",
@@ -466,6 +467,13 @@ def _kl_bern(a: float, b: float) -> float:
 
 def _log_binom_lower_tail(n: int, p: float, c: int) -> float:
     """log of an upper bound on Pr[Bin(n, p) ≤ c] (Chernoff–Hoeffding; 0 if c ≥ np)."""
+    if n > BDTR_MAX_N:                      # the incomplete beta is not accurate there
+        hi = binom_cdf_bounds(c, n, p)[1]
+        if hi > 1e-280:
+            return math.log(min(1.0, hi))
+        if c >= n * p:
+            return 0.0
+        return -n * _kl_bern(c / n, p)
     exact = float(special.bdtr(c, n, p))
     if exact > 1e-280:
         return math.log(min(1.0, exact * (1.0 + 1e-9)))

@@ -369,10 +369,14 @@ class _Tilt:
         if s.size == 0:
             return None
         lw = self.log_scale + self.slope * s
-        if float(lw.max()) > 600.0:
-            return None
-        with np.errstate(under="ignore"):
-            A = np.exp(lw) * self.Q[k0:]
+        Q = self.Q[k0:]
+        # e^{lw} alone may overflow where Q is tiny (far below the tilt's centre); their
+        # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
+        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+            la = lw + np.log(np.where(Q > 0.0, Q, 0.0))
+            if float(np.max(la)) > 600.0:
+                return None
+            A = np.exp(la)
             B = A * np.exp(-(s - s[0]) * d)
         SA = np.cumsum(A[::-1])[::-1]
         SB = np.cumsum(B[::-1])[::-1]

@@ -313,10 +313,13 @@ class Bound:
     def _kov15_floor(self, proto, delta, rounds, target) -> float:
         """A floor on the KOV15 route that is ≥ ``target`` when one can be proven, else −inf.
 
-        The route's value is at least K(ε1(δ)), K(e) = KOV15 with δ1 = 0 (see ``_run``), and
-        K is non-decreasing. Rather than the single-round root ε1(δ) (a bisection of the
-        bound's δ1(ε), seconds at large n), find e* with K(e*) ≥ target on the cheap K and
-        evaluate δ1 once: δ1(e*) > δ means ε1(δ) > e*, so the floor K(e*) ≥ target.
+        Every split (δ1 per round, δ' for the composition) has (1 − δ1)^T (1 − δ') = 1 − δ with
+        δ' > 0, so δ1 < δ1max = 1 − (1 − δ)^{1/T} ≈ δ/T, hence ε1(δ1) ≥ ε1(δ1max) (the
+        single-round curve is non-increasing), and δ' ≤ δ. The route's value is therefore at
+        least K(ε1(δ1max)), K(e) = KOV15 with δ1 = 0 at the whole δ (see ``_run``), and K is
+        non-decreasing. Rather than the single-round root (a bisection of the bound's
+        δ1(ε), seconds at large n), find e* with K(e*) ≥ target on the cheap K and evaluate
+        δ1 once: δ1(e*) > δ1max means ε1(δ1max) > e*, so the floor K(e*) ≥ target.
         """
         if not math.isfinite(target):
             return -math.inf
@@ -330,7 +333,8 @@ class Bound:
         if not reaches(hi):
             return -math.inf
         e_star = bisect_certified(reaches, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-4)
-        if self.delta_one(proto, e_star) > delta * (1.0 + 1e-6):
+        d1_max = -math.expm1(math.log1p(-delta) / rounds)
+        if self.delta_one(proto, e_star) > d1_max * (1.0 + 1e-6):
             return _comp.kov15_epsilon(e_star, 0.0, rounds, delta)
         return -math.inf
 
