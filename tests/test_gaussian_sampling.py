@@ -112,3 +112,17 @@ def test_without_replacement_learning_setting():
     r = sd.epsilon(p, 1e-5, rounds=5540, bound="liew-homogeneous")
     assert r.kind == "estimate" and r.epsilon <= 0.78
     assert "WBK19" in r.valid_for
+
+
+def test_checkin_pair_is_built_for_at_most_1e10_users():
+    """More users only help (the others' check-ins can be simulated and shuffled in), so at
+    n = 1e12 the check-in Gaussian bound is the one for 1e10 users, labelled as such (the
+    trimming charge grows with n, so here it is even smaller than at the full n)."""
+    from shuffledp.bounds.sampled import SAMPLED_MAX_N
+    big = sd.Shuffle(sd.Gaussian(2.0), n=10**12, sampling=sd.CheckIn(0.1))
+    cap = sd.Shuffle(sd.Gaussian(2.0), n=SAMPLED_MAX_N, sampling=sd.CheckIn(0.1))
+    r = sd.epsilon(big, delta=1e-10, rounds=1, bound="trimmed-clone-sampled")
+    r2 = sd.epsilon(cap, delta=1e-10, rounds=1, bound="trimmed-clone-sampled")
+    assert r.epsilon == r2.epsilon
+    assert r.chosen.details["evaluated_at_n"] == SAMPLED_MAX_N
+    assert "more users only help" in r.chosen.details["coarse"]

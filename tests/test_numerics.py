@@ -427,3 +427,23 @@ def test_scipy_bdtr_is_only_trusted_where_measured():
             kk = int(m * p + z * math.sqrt(m * p * (1 - p)))
             lo, hi = nm.binom_cdf_bounds(kk, m, p)
             assert abs(special.bdtr(kk, m, p) - lo) <= 1e-8 * lo
+
+
+def test_falling_root_certified_returns_a_checked_end():
+    """Regula falsi on a falling function: the end returned always had g ≤ 0 evaluated, it is
+    within the tolerance of the root, and a log-linear g needs few evaluations."""
+    for root, scale in [(0.3, 50.0), (1e-4, 3e4), (2.0, 0.5)]:
+        calls = []
+
+        def g(x, root=root, scale=scale):
+            calls.append(x)
+            return -scale * (x - root) + 0.1 * math.sin(7 * x) * (x - root)   # falling
+
+        x = nm.falling_root_certified(g, 0.0, 10 * root + 1.0, xtol=1e-12, rtol=1e-8)
+        assert g(x) <= 0.0 and x in calls
+        assert root <= x <= root * (1 + 1e-8) + 1e-12
+        assert len(calls) <= 40
+    # −inf values (δ = 0 above the largest loss) fall back to bisection steps
+    x = nm.falling_root_certified(lambda e: -math.inf if e > 0.5 else 0.5 - e, 0.0, 1.0,
+                                  rtol=1e-9)
+    assert 0.5 <= x <= 0.5 * (1 + 1e-9)

@@ -907,8 +907,39 @@ def _series_moments(n: int, p: float, K: float, kmax: int):
     """
     cs = _rdp_window(n, p, K)[0]
     s = (cs + 1).astype(float)
-    logmu = rademacher_log_moments(s, kmax + 1)
+    logmu = _log_moments_rows(int(cs[0]) + 1, int(cs[-1]) + 1, kmax + 1)
     return s, np.exp(logmu[:, :-1]), logmu[:, -1]
+
+
+#: Rows of ``rademacher_log_moments`` by blocks of consecutive s: they depend on s alone,
+#: so the windows of different pairs (the trimmed-clone ε0 search, the order rungs) share
+#: them. (kmax, block) -> array; at most _MOM_BLOCKS blocks of _MOM_ROWS rows are kept.
+_MOM_CACHE: "dict" = {}
+_MOM_ROWS = 1024
+_MOM_BLOCKS = 96
+
+
+def _log_moments_rows(s_lo: int, s_hi: int, kmax: int) -> np.ndarray:
+    """``rademacher_log_moments(arange(s_lo, s_hi + 1), kmax)`` from cached blocks."""
+    b_lo, b_hi = s_lo // _MOM_ROWS, s_hi // _MOM_ROWS
+    if b_hi - b_lo + 1 > _MOM_BLOCKS // 2:                 # too wide to cache: direct
+        return rademacher_log_moments(np.arange(s_lo, s_hi + 1, dtype=float), kmax)
+    parts = []
+    for b in range(b_lo, b_hi + 1):
+        key = (kmax, b)
+        blk = _MOM_CACHE.pop(key, None)
+        if blk is None:
+            rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
+            blk = rademacher_log_moments(rows, kmax)
+            if b == 0:                                      # s = 0 is not a slice size
+                blk = np.concatenate([np.full((1, kmax), np.nan), blk])
+        _MOM_CACHE[key] = blk                               # most recently used last
+        parts.append(blk)
+    while len(_MOM_CACHE) > _MOM_BLOCKS:
+        _MOM_CACHE.pop(next(iter(_MOM_CACHE)))
+    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    off = s_lo - b_lo * _MOM_ROWS
+    return out[off: off + (s_hi - s_lo + 1)]
 
 
 def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:

@@ -753,33 +753,45 @@ def fft_power_product(parts, L: int):
     """
     parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
     cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
-    logF = None
     logG = None
-    rel_pow = 0.0
     pert_sum = None
-    absFs, logabs_i = [], []
+    rough = None
+    Fs, absFs = [], []
     for q, n, in_err in parts:
         qa = np.asarray(q, dtype=float)
         arr = np.zeros(L)
         arr[:qa.size] = qa
         F = np.fft.rfft(arr)
+        Fs.append(F)
         absF = np.abs(F)
         absFs.append(absF)
         eps_i = cf * float(np.sum(np.abs(qa))) + in_err
         with np.errstate(divide="ignore", invalid="ignore"):
-            lf = np.log(F)
             lg = np.log(absF + eps_i)
-            logF = n * lf if logF is None else logF + n * lf
-        logabs_i.append(lf.real)                 # log|F̂_i| (−inf where F̂_i = 0)
+            la = np.log(absF)
+        rough = n * la if rough is None else rough + n * la
         logG = n * lg if logG is None else logG + n * lg
         # n_i ε_i/(|F̂_ik| + ε_i) (the telescoping sum's factor), ≤ n_i
         term = n * eps_i / (absF + eps_i) if eps_i > 0 else np.zeros(absF.size)
         pert_sum = term if pert_sum is None else pert_sum + term
-    logabs = logF.real
-    sig = logabs > -_DROP
-    Fn = np.zeros(logF.shape, dtype=complex)
+    # The complex logs (the accurate log|F̂| near |F̂| = 1, and the phase) only where the
+    # power can be kept: once n is large that is a small fraction of the frequencies. The
+    # margin covers the difference between log(abs(F̂)) and the complex log's real part.
+    cand = np.flatnonzero(rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts))
+    logF = np.zeros(cand.size, dtype=complex)
+    logabs_i = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for F, (_, n, _) in zip(Fs, parts):
+            lf = np.log(F[cand])
+            logF += n * lf
+            logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
+    keep = logF.real > -_DROP
+    sig = np.zeros(rough.size, dtype=bool)
+    sig[cand[keep]] = True
+    logabs_i = [la[keep] for la in logabs_i]
+    Fn = np.zeros(rough.shape, dtype=complex)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[sig] = np.exp(logF[sig])
+        Fn[sig] = np.exp(logF[keep])
     Q = np.fft.irfft(Fn, L)
     aFn = np.abs(Fn[sig])
     with np.errstate(under="ignore", over="ignore"):
@@ -795,7 +807,7 @@ def fft_power_product(parts, L: int):
     # powers' rounding: exp(Σ n_i log F_i) — each log carries ≤ ~4u(|log|F|| + π + 1)
     rnd = np.zeros(int(np.count_nonzero(sig)))
     for (q, n, _), la in zip(parts, logabs_i):
-        rnd += 4.0 * _U * (n * (np.abs(la[sig]) + math.pi + 1.0) + 2.0)
+        rnd += 4.0 * _U * (n * (np.abs(la) + math.pi + 1.0) + 2.0)
     pow_round = aFn * (rnd + 2.0 * _U * len(parts))
     # dropped components (|exact| ≤ G_k) and the non-significant ones' perturbation
     dropped = G[~sig] * (1.0 + pert_sum[~sig])

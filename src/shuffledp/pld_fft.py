@@ -516,9 +516,23 @@ def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float
     # The certified value adds the allowances to the fast form: step up geometrically
     # from the fast root (a few evaluations; the answer is within the last step of it).
     rel = 1e-10
+    fail = None
     while eps < hi and exact(eps) > budget:
+        fail = eps
         eps = min(hi, eps * (1.0 + rel) + 1e-15)
         rel *= 4.0
+    if fail is not None:
+        # The last step may overshoot the certified root by up to 3/4 of it: a few exact
+        # bisection steps between the failing and the passing point (the end returned is
+        # always one where the certified value was checked).
+        for _ in range(6):
+            if eps - fail <= 1e-10 * eps:
+                break
+            mid = 0.5 * (fail + eps)
+            if exact(mid) <= budget:
+                eps = mid
+            else:
+                fail = mid
     return eps
 
 
