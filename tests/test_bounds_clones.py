@@ -345,3 +345,29 @@ def test_krr_lower_rounds_refuses_huge_atom_counts_with_reason():
     with pytest.raises(NotApplicableError, match="atoms"):
         sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 1_000_000), delta=1e-6,
                    rounds=100, bound="krr-lower")
+
+
+def test_pld_atoms_carry_the_lower_tail_by_an_18_sd_slice():
+    """The lower tail of C between 18 and 9 standard deviations is carried by the slice at
+    18 sd (smaller c dominates), the rest by the victim alone: no mass is lost, the ±ε0 atoms
+    weigh < 1e-60, the atoms still dominate the pair far out in ε (where those atoms
+    matter), and at n = 1e9 the composed grid no longer spans ±ε0."""
+    import math
+    from shuffledp import clone_pair as cp
+    from shuffledp import composition as comp
+    from shuffledp.numerics import hockey_stick
+    pair = cp.fmt23_pair(1.0, 20_000)
+    lp, lq, tail = cp.pair_pld_atoms(pair)
+    total = float(np.sum(np.exp(lp)))
+    assert 1 - 1e-12 <= total + tail and total <= 1 + 1e-9
+    far = np.abs((lp - lq) - 1.0) < 1e-9           # loss ε0: only the c = 0 atoms
+    assert far.any() and float(np.max(np.exp(lp[far]))) < 1e-60
+    for eps in (0.05, 0.3, 0.6, 0.9):
+        closed = cp.pair_delta(pair, eps)
+        for a, b in ((lp, lq), (lq, lp)):
+            assert hockey_stick(a, b, eps) + tail >= closed * (1 - 1e-9)
+    big = cp.fmt23_pair(1.0, 10**9)
+    lp, lq, tail = cp.pair_pld_atoms(big)
+    val, det = comp.pld_epsilon(lp, lq, 1000, 1e-12, extra_delta=tail)
+    assert det["fft_length"] < 200_000             # it was 7.4 million points
+    assert 0.0 < val < 0.01

@@ -169,3 +169,16 @@ def test_clone_pair_far_tail_does_not_widen_the_fft():
     # between the one-round value and T times it (a sanity bracket, both from the same pair)
     one = get("fmt20").epsilon(proto, 1e-12, 1).value
     assert one < o.value < 10 * one
+
+
+def test_negligible_low_losses_are_raised_not_spread_over_the_grid():
+    """A far-low atom of Q-mass 1e-70 (a dominating pair's c = 0 slice) is raised to the
+    lowest loss above it: the grid starts at the bulk, and δ stays above the exact value."""
+    p = np.array([0.3, 0.3, 0.4 - 1e-70, 1e-70 * math.exp(-8.0)])
+    q = np.array([0.32, 0.28, 0.4 - 1e-70, 1e-70])
+    p = p / p.sum()
+    lat = pf.loss_lattice(np.log(p), np.log(q), 1e-3)
+    assert lat.lo * lat.d > -0.2                      # the atom at loss −8 is not on the grid
+    for eps in (0.0, 0.05, 0.2):
+        got, _ = comp.pld_delta(np.log(p), np.log(q), 3, eps)
+        assert got >= float(exact_delta(p, q, 3, eps)) * (1 - 1e-12)

@@ -1182,6 +1182,8 @@ def _exp_log_sum(x: float, y: float) -> float:
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
 PLD_MAX_ATOMS = 1_500_000
 _PLD_SDS = 9.0
+#: Below this many standard deviations the lower tail of C is carried by c = 0.
+_LOW_SDS = 18.0
 
 
 def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
@@ -1206,13 +1208,42 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
     with np.errstate(divide="ignore"):
         logp = np.log(mass[jj]) + logP
     logq = logp - ell
+    tail = float(np.dot(mass, tails)) * 2.0 + 1e-300
     if log_below > -math.inf:
+        # The lower tail of C: its part in [lo2, lo) is carried by the slice lo2 (smaller c is
+        # more informative, so that slice dominates it), only the rest by the victim alone
+        # (c = 0, losses ±ε0). The window is 9 sd wide, so at c = 0 it would weigh ~1e-18:
+        # atoms at ±ε0 that stretch the PLD's loss grid from the bulk (~±1e-4 at n = 1e9)
+        # to ±ε0 (1.6 million points) and cannot be cut at small δ. Beyond 18 sd they weigh
+        # < 1e-70: the grid's heavy-loss cut and low-loss floor then absorb them.
+        m = pair.n - 1
+        lo = int(_rdp_window(pair.n, pair.p, _PLD_SDS)[0][0])
+        lo2 = binom_window(m, pair.p, _LOW_SDS, 3)[0]
+        if 0 < lo2 < lo:
+            cs = np.arange(lo2, lo, dtype=float)
+            mid = float(np.sum(np.exp(binom_logpmf(cs, m, pair.p, 1.0 - pair.p)))) * (1.0 + 1e-12)
+            log_below = _log_tails(m, pair.p, lo2, m)[0]
+            c2 = np.array([lo2], dtype=np.int64)
+            h2 = np.floor(0.5 * _PLD_SDS * math.sqrt(max(lo2, 1))) + 3
+            a2 = np.maximum(0, np.floor(0.5 * c2) - h2).astype(np.int64)
+            b2 = np.minimum(c2, np.ceil(0.5 * c2) + h2).astype(np.int64)
+            j2, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
+            lp2 = math.log(mid) + lP2
+            logp = np.concatenate([logp, lp2])
+            logq = np.concatenate([logq, lp2 - ell2])
+            # that slice's x-tail outside its window (Hoeffding), as for the others
+            t_lo = 0.5 * lo2 - (float(a2[0]) - 1.0)
+            t_hi = (float(b2[0]) + 1.0) - 0.5 * lo2
+            xt = (math.exp(-2.0 * t_lo * t_lo / lo2) if a2[0] > 0 else 0.0) + \
+                (math.exp(-2.0 * t_hi * t_hi / lo2) if b2[0] < lo2 else 0.0)
+            tail += 2.0 * mid * xt
         la, lb = pair.log_alpha, pair.log_beta
         lw = log_below
-        logp = np.concatenate([logp, [lw + la, lw + lb]])
-        logq = np.concatenate([logq, [lw + lb, lw + la]])
+        if lw > -math.inf:
+            logp = np.concatenate([logp, [lw + la, lw + lb]])
+            logq = np.concatenate([logq, [lw + lb, lw + la]])
     keep = np.isfinite(logp)
-    return logp[keep], logq[keep], float(np.dot(mass, tails)) * 2.0 + 1e-300
+    return logp[keep], logq[keep], tail
 
 
 def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_000):

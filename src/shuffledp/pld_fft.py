@@ -47,6 +47,8 @@ __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delt
 _U = 2.0 ** -53
 #: Losses below this are rounded up to it (safe: P-mass at loss L is ≤ e^L).
 _LOSS_FLOOR = -40.0
+#: Q-mass of the lowest losses that ``loss_lattice`` raises to the loss above them.
+_FLOOR_MASS = 1e-60
 #: Largest FFT (memory ~ 24 bytes each), and largest one-round lattice.
 MAX_FFT = 1 << 24
 MAX_SUPPORT = 1 << 21
@@ -170,6 +172,15 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
         return LossLattice(0, np.zeros(1), min(1.0, inf), d)
     top = float(np.max(loss)) if np.any(np.isfinite(loss)) else _LOSS_FLOOR
     floor = max(_LOSS_FLOOR, top - MAX_SUPPORT * d)
+    # Raising a loss is always allowed (see above); losses whose whole lower tail weighs
+    # ≤ _FLOOR_MASS (a dominating pair's far atoms, e.g. a clone pair's c = 0 slice) are
+    # raised to the lowest loss above that tail, so that they do not stretch the grid. The
+    # change to δ is at most T·_FLOOR_MASS.
+    order = np.argsort(loss)
+    cum = np.cumsum(w[order])
+    k = int(np.searchsorted(cum, _FLOOR_MASS, side="right"))
+    if 0 < k < order.size:
+        floor = max(floor, float(loss[order[k]]))
     x = np.maximum(loss, floor) / d
     m = np.floor(x)
     f = x - m
