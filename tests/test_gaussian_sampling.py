@@ -121,8 +121,8 @@ def test_checkin_pair_is_built_for_at_most_1e10_users():
     from shuffledp.bounds.sampled import SAMPLED_MAX_N
     big = sd.Shuffle(sd.Gaussian(2.0), n=10**12, sampling=sd.CheckIn(0.1))
     cap = sd.Shuffle(sd.Gaussian(2.0), n=SAMPLED_MAX_N, sampling=sd.CheckIn(0.1))
-    r = sd.epsilon(big, delta=1e-10, rounds=1, bound="trimmed-clone-sampled")
-    r2 = sd.epsilon(cap, delta=1e-10, rounds=1, bound="trimmed-clone-sampled")
+    r = sd.epsilon(big, delta=1e-10, rounds=1000, bound="trimmed-clone-sampled")
+    r2 = sd.epsilon(cap, delta=1e-10, rounds=1000, bound="trimmed-clone-sampled")
     assert r.epsilon == r2.epsilon
     assert r.chosen.details["evaluated_at_n"] == SAMPLED_MAX_N
     assert "more users only help" in r.chosen.details["coarse"]
