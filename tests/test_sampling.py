@@ -415,3 +415,15 @@ def test_path_cdf_is_certified_against_independent_sums(n, q, B, lo):
             v = math.exp(got[r, j])
             assert v >= lo_
             assert v <= hi_ * (1 + 1e-9) + 1e-300
+
+
+def test_merged_cells_dominate_the_per_slice_cells():
+    """The ε0 search of the check-in Gaussian at > 1e8 users ranks ε0 on merged cells: they
+    must give a δ(ε) at or above the one of every slice as its own cell (a dominating pair)."""
+    from shuffledp.bounds.sampled import trimmed_hidden
+    hp, _ = trimmed_hidden(200_000, 2.0, 3.0, 0.1, None)
+    for eps in (0.0, 0.01, 0.03, 0.1):
+        fine = sp.hidden_delta(hp, eps)
+        merged = sp.hidden_delta(hp, eps, 2_000)
+        assert merged >= fine * (1 - 1e-12)
+    assert sp.hidden_epsilon(hp, 1e-8, 2_000) >= sp.hidden_epsilon(hp, 1e-8) * (1 - 1e-9)

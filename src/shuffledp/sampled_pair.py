@@ -376,13 +376,13 @@ def _checkin_binned(hp: HiddenPair, budget: int) -> Cells:
 # ----------------------------------------------------------------------------------------
 # δ(ε) and ε(δ) of one round
 # ----------------------------------------------------------------------------------------
-def hidden_delta(hp: HiddenPair, eps: float) -> float:
+def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None) -> float:
     """H_{e^ε}(P ‖ Q) of the dominating cells: a rigorous upper bound (either direction).
 
     Not including the trimming charge 1 − c_γ (callers add it).
     """
     eps = float(eps)
-    cl = hidden_cells(hp, None)
+    cl = hidden_cells(hp, budget)
     h, err = _hockey_runs(cl.c, cl.alpha, eps)
     total = float(np.dot(cl.w, h + err))
     if cl.worst > 0:
@@ -407,18 +407,22 @@ def _hockey_runs(c, alpha, eps):
     return h, err
 
 
-def hidden_epsilon(hp: HiddenPair, delta: float) -> float:
-    """Smallest certified ε with ``hidden_delta(hp, ε) ≤ delta`` (bisection, certified end)."""
+def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None) -> float:
+    """Smallest certified ε with ``hidden_delta(hp, ε) ≤ delta`` (certified end).
+
+    ``budget``: cells merged into blocks to that many atoms (still a dominating pair, a
+    little looser: for searches over ε0); None: every slice its own cell.
+    """
     from .numerics import falling_root_certified
     hi = hp.log_ratio
-    if hidden_delta(hp, 0.0) <= delta:
+    if hidden_delta(hp, 0.0, budget) <= delta:
         return 0.0
-    if hidden_delta(hp, hi) > delta:
+    if hidden_delta(hp, hi, budget) > delta:
         return hi
     # Shrink the bracket geometrically first (answers are often 1e-3 of log(α/(1 − α))).
     lo = 0.0
     while hi > 1e-9:
-        if hidden_delta(hp, hi / 8) <= delta:
+        if hidden_delta(hp, hi / 8, budget) <= delta:
             hi /= 8
         else:
             lo = hi / 8
@@ -428,7 +432,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float) -> float:
     ld = math.log(delta)
 
     def g(e):
-        d = hidden_delta(hp, e)
+        d = hidden_delta(hp, e, budget)
         return math.log(d) - ld if d > 0.0 else -math.inf
 
     return float(falling_root_certified(g, lo, hi, xtol=1e-12, rtol=1e-8))
