@@ -679,34 +679,47 @@ def _rdp_plan(pair: ClonePair, K: float, step: int | None, budget: int, jstop: i
     cs, w, log_below, log_above, logw = _rdp_window(pair.n, pair.p, K)
     if jstop is not None and jstop < cs.size:
         cs, w, logw, log_above = cs[:jstop], w[:jstop], logw[:jstop], -math.inf
-    # x-grid width of slice c is about 2 K sd(A) = K √c: pick Δ to meet the point budget.
-    half = np.floor(0.5 * K * np.sqrt(np.maximum(cs, 1.0))) + 3
-    width = np.minimum(cs + 2, 2 * half + 2)
     if step is None:
-        step = max(1, int(math.ceil(width.sum() / budget)))
+        step = _step_for(cs, K, budget)
     starts = np.arange(0, cs.size, step)
     mass = np.add.reduceat(w, starts)
     mass[-1] += math.exp(log_above)
     log_mass = (np.logaddexp.reduceat(logw, starts) if step > 1 else logw.copy())
     log_mass[-1] = np.logaddexp(log_mass[-1], log_above)
     c_eval = cs[starts]
-    h = half[starts]
+    alo, ahi, log_tails = _x_windows(c_eval, K)
+    return (c_eval, mass, log_below, alo, ahi, np.exp(log_tails), step, log_mass, log_tails)
+
+
+def _x_half(c, K: float):
+    """Half-width of slice c's x-grid: about K sd(A) = K √c / 2, plus 3."""
+    return np.floor(0.5 * K * np.sqrt(np.maximum(c, 1.0))) + 3
+
+
+def _step_for(cs, K: float, budget: int) -> int:
+    """Slice step Δ that keeps the x-grids of the slices ``cs`` within ``budget`` points."""
+    width = np.minimum(cs + 2, 2 * _x_half(cs, K) + 2)
+    return max(1, int(math.ceil(float(width.sum()) / budget)))
+
+
+def _x_windows(c_eval, K: float):
+    """(alo, ahi, log_tails): slice c's x-grid [alo, ahi + 1] and a bound on the log of its
+    P-mass outside (Hoeffding: Pr[|A − c/2| ≥ t] ≤ 2 exp(−2t²/c) for A ~ Bin(c, ½) —
+    rigorous, closed form)."""
+    h = _x_half(c_eval, K)
     alo = np.maximum(0, np.floor(0.5 * c_eval) - h).astype(np.int64)
     ahi = np.minimum(c_eval, np.ceil(0.5 * c_eval) + h).astype(np.int64)
-    # Hoeffding: Pr[|A − c/2| ≥ t] ≤ 2 exp(−2t²/c) for A ~ Bin(c, ½) — rigorous, closed form.
     t_lo = 0.5 * c_eval - (alo - 1)
     t_hi = (ahi + 1) - 0.5 * c_eval
     cpos = np.maximum(c_eval, 1).astype(float)
     log_tails = np.logaddexp(np.where(alo > 0, -2.0 * t_lo * t_lo / cpos, -np.inf),
                              np.where(ahi < c_eval, -2.0 * t_hi * t_hi / cpos, -np.inf))
-    return (c_eval, mass, log_below, alo, ahi, np.exp(log_tails), step, log_mass, log_tails)
+    return alo, ahi, log_tails
 
 
 def _auto_step(pair: ClonePair, K: float, budget: int) -> int:
-    """The slice step Δ ``_rdp_plan`` picks for window K under ``budget`` points."""
-    cs = _rdp_window(pair.n, pair.p, K)[0]
-    half = np.floor(0.5 * K * np.sqrt(np.maximum(cs, 1.0))) + 3
-    return max(1, int(math.ceil(float(np.minimum(cs + 2, 2 * half + 2).sum()) / budget)))
+    """The slice step Δ ``_rdp_plan`` picks for the full window K under ``budget`` points."""
+    return _step_for(_rdp_window(pair.n, pair.p, K)[0], K, budget)
 
 
 def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
@@ -1003,19 +1016,6 @@ def _accepted_from(val, rem) -> int:
     return int(bad[-1]) + 1 if bad.size else 0
 
 
-def _ladder(lam: int, log_ratio: float) -> int:
-    """``lam`` rounded up to the ladder ⌈2^(j/4)⌉ (within the linear regime).
-
-    The series/point split (``jstop``) is chosen for the rung's top order rather than for
-    the orders of one call, so the order search's single-order calls share one split and
-    hence one cached point set (``_rdp_terms``). Which split is used only affects accuracy
-    (the point sum is exact, the series' remainder is always added), never validity.
-    """
-    top = int(_LINEAR_MAX / log_ratio) + 1 if log_ratio > 0 else lam
-    r = max(lam, int(math.ceil(2.0 ** (math.ceil(4.0 * math.log2(max(lam, 2)) - 1e-9) / 4.0))))
-    return max(lam, min(r, top))
-
-
 def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
     r"""Closed-form slice sums of the RDP: (jstop, Σ_{j ≥ jstop} mass_j (slice value − 1)).
 
@@ -1037,19 +1037,13 @@ def _series_part(pair: ClonePair, orders: np.ndarray, K: float):
     out = np.zeros(orders.shape)
     if pair.a <= pair.b:
         return 0, out
-    lam_max = _ladder(int(orders.max()), pair.log_ratio)
+    lam_max = int(orders.max())
     # Hopeless when even the top slice of the window is not accurate with the most terms.
     top = np.array([float(cs[-1] + 1)])
     lm = rademacher_log_moments(top, _SERIES_TERMS[-1] + 1)
     val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, np.exp(lm[:, :-1]), lm[:, -1])
     if _accepted_from(val, rem) > 0:
-        if lam_max == int(orders.max()):
-            return cs.size, out
-        lam_max = int(orders.max())     # the rung's top order is hopeless: the orders asked
-        val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, np.exp(lm[:, :-1]),
-                                lm[:, -1])
-        if _accepted_from(val, rem) > 0:
-            return cs.size, out
+        return cs.size, out
     # The fewest terms that serve the largest order as well as the most terms do.
     for kmax in _SERIES_TERMS:
         top_part = _series_slices(pair, lam_max, K, kmax)
@@ -1224,19 +1218,12 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
             mid = float(np.sum(np.exp(binom_logpmf(cs, m, pair.p, 1.0 - pair.p)))) * (1.0 + 1e-12)
             log_below = _log_tails(m, pair.p, lo2, m)[0]
             c2 = np.array([lo2], dtype=np.int64)
-            h2 = np.floor(0.5 * _PLD_SDS * math.sqrt(max(lo2, 1))) + 3
-            a2 = np.maximum(0, np.floor(0.5 * c2) - h2).astype(np.int64)
-            b2 = np.minimum(c2, np.ceil(0.5 * c2) + h2).astype(np.int64)
+            a2, b2, lt2 = _x_windows(c2, _PLD_SDS)
             j2, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
             lp2 = math.log(mid) + lP2
             logp = np.concatenate([logp, lp2])
             logq = np.concatenate([logq, lp2 - ell2])
-            # that slice's x-tail outside its window (Hoeffding), as for the others
-            t_lo = 0.5 * lo2 - (float(a2[0]) - 1.0)
-            t_hi = (float(b2[0]) + 1.0) - 0.5 * lo2
-            xt = (math.exp(-2.0 * t_lo * t_lo / lo2) if a2[0] > 0 else 0.0) + \
-                (math.exp(-2.0 * t_hi * t_hi / lo2) if b2[0] < lo2 else 0.0)
-            tail += 2.0 * mid * xt
+            tail += 2.0 * mid * float(np.exp(lt2[0]))   # its x-tail, as for the others
         la, lb = pair.log_alpha, pair.log_beta
         lw = log_below
         if lw > -math.inf:

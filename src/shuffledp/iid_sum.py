@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import fft_power, fft_power_product, increasing_root, next_fast_len
+from .numerics import (fft_power, fft_power_product, golden_min, increasing_root,
+                       next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "exact_positive_part"]
 
@@ -88,7 +89,6 @@ def chernoff_positive_part(values, probs, n: int, *, value_err=None) -> float:
     change a maximum. Atoms are moved up by their errors as in ``positive_part``, and the
     logarithm carries a rounding allowance of 16u per operation, n-fold.
     """
-    from .numerics import golden_min
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be an integer in [1, inf); got {n!r}")

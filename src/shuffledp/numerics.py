@@ -59,7 +59,6 @@ __all__ = [
 #: accumulated floating-point error (sums of up to ~1e7 terms, log/exp round trips) with
 #: a wide margin; it is far below every tolerance users care about.
 REL_SLACK = 1e-12
-_U_NUM = 2.0 ** -53
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -316,7 +315,7 @@ def _tail_series(edge: int, n: int, p: float, down: bool) -> tuple[float, float]
             break
         t = t_next
         chunk = min(chunk * 2, 1 << 20)
-    eta = 1e-11 + 4.0 * (i0 + 2) * _U_NUM
+    eta = 1e-11 + 4.0 * (i0 + 2) * _U
     lo = math.exp(lb) * total * (1.0 - eta)
     # Below the float range the upper end is 1e-300 (the tail is < e^-745·(total + rem)).
     hi = max(math.exp(lb) * (total + rem) * (1.0 + eta), 1e-300)
@@ -356,7 +355,7 @@ def binom_sf_bounds(k: int, n: int, p: float) -> tuple[float, float]:
 
 def _complement(lo: float, hi: float) -> tuple[float, float]:
     """Bounds on 1 − x from bounds on x, each rounded outward (1 − x rounds by ≤ u)."""
-    return max(1.0 - hi - _U_NUM, 0.0), min(1.0 - lo + _U_NUM, 1.0)
+    return max(1.0 - hi - _U, 0.0), min(1.0 - lo + _U, 1.0)
 
 
 def binom_window(n, p, sds=12.0, extra=12):

@@ -52,8 +52,8 @@ import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 
 from .clone_pair import conditional_hockey
-from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_logpmf, binom_window, half_binom_logpmf_runs,
-                       round_up)
+from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_logpmf, binom_window,
+                       falling_root_certified, half_binom_logpmf_runs, round_up)
 
 __all__ = ["HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp",
            "hidden_pld_atoms", "hidden_cells", "EXACT_N"]
@@ -176,7 +176,7 @@ def _path_log_cdf_upper(N, q, K):
     K = np.asarray(K, dtype=float)
     R, J = K.shape
     out = np.empty((R, J))
-    lq, lp = math.log(q), math.log1p(-q)
+    lp = math.log1p(-q)
     for j in range(J):
         k = K[:, j]
         reg = (k >= 0) & (k < N)
@@ -193,11 +193,11 @@ def _path_log_cdf_upper(N, q, K):
             irr = np.flatnonzero(~reg[r0:r1])
             ends[i] = r0 + (int(irr[0]) if irr.size else r1 - r0)
         for r0, r1 in zip(starts.tolist(), ends.tolist()):
-            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], k[r0:r1], q, lq, lp)
+            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], k[r0:r1], q, lp)
     return out
 
 
-def _segment_log_cdf(N, k, q, lq, lp):
+def _segment_log_cdf(N, k, q, lp):
     """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout)."""
     m = N.size
     F0 = binom_cdf_bounds(int(k[0]), int(N[0]), q)[1]
@@ -413,7 +413,6 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None) -> f
     ``budget``: cells merged into blocks to that many atoms (still a dominating pair, a
     little looser: for searches over ε0); None: every slice its own cell.
     """
-    from .numerics import falling_root_certified
     hi = hp.log_ratio
     if hidden_delta(hp, 0.0, budget) <= delta:
         return 0.0

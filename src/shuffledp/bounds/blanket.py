@@ -107,25 +107,6 @@ def _excess_atoms(pair, eps):
     return vals, probs, err
 
 
-def _hs(pair, n, eps, nu=None):
-    """Certified upper value of H_{e^ε}(P̂‖Q̂) = E[(U − e^ε V)_+]/n for one pair (ε ≥ 0)."""
-    at = _hs_atoms(pair, eps)
-    if at is None:
-        return 0.0, {}
-    vals, probs, err = at
-    r = iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
-    return r.upper / n, r.details
-
-
-def _hs_excess(pair, n, eps, nu=None):
-    """Certified upper value of R(ε) = H_{e^ε}(P̂‖Q̂) − (1 − e^ε) (ε ≤ 0)."""
-    at = _excess_atoms(pair, eps)
-    if at is None:
-        return 0.0
-    vals, probs, err = at
-    return iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu).upper / n
-
-
 #: Curve points whose Chernoff bound is below this are not summed exactly (see
 #: ``_max_over_pairs``).
 CHERNOFF_ENOUGH = 1e-40

@@ -299,12 +299,9 @@ class TrimmedCloneSampled(Bound):
         return int(proto.n)
 
     def _run(self, fn, proto, x, rounds, composition, beat=None):
+        from .trimmed_clone import note_users
         o = super()._run(fn, proto, x, rounds, composition, beat)
-        m = self.users(proto)
-        if m < proto.n:
-            o.details["evaluated_at_n"] = m
-            o.details["coarse"] = (f"pair built for n' = {m:.0e} of the {proto.n:.3g} users "
-                                   "(valid: more users only help)")
+        note_users(o.details, self.users(proto), proto.n)
         return o
 
     def _at(self, proto, delta, rounds):

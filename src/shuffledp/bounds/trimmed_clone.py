@@ -131,6 +131,15 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
+def note_users(details: dict, m: int, n: int) -> None:
+    """Label an outcome whose pair was built for m < n users (valid: more users only help,
+    the others' reports can be simulated)."""
+    if m < n:
+        details["evaluated_at_n"] = m
+        details["coarse"] = (f"pair built for n' = {m:.0e} of the {n:.3g} users "
+                             "(valid: more users only help)")
+
+
 def _finite_or_refuse(v: float, sigma: float) -> None:
     if not math.isfinite(v):
         raise NotApplicableError(
@@ -182,11 +191,7 @@ class TrimmedClone(Bound):
 
     def _run(self, fn, proto, x, rounds, composition, beat=None):
         o = super()._run(fn, proto, x, rounds, composition, beat)
-        m = self.users(proto, rounds)
-        if m < proto.n:
-            o.details["evaluated_at_n"] = m
-            o.details["coarse"] = (f"pair built for n' = {m:.0e} of the {proto.n:.3g} users "
-                                   "(valid: more users only help)")
+        note_users(o.details, self.users(proto, rounds), proto.n)
         return o
 
     def epsilon_route(self, proto, delta, rounds, route):
