@@ -118,6 +118,36 @@ def test_kov15_inverse_is_certified(eps1, delta1, k, delta):
         assert comp.kov15_delta(eps1, delta1, k, e * (1 - 1e-6)) > delta
 
 
+def _plain_threshold(eps1, delta1, k, delta):
+    """The certified threshold by plain bisection on kov15_delta over [0, kε1] (no steer)."""
+    from shuffledp.numerics import bisect_certified
+    return bisect_certified(lambda e: comp.kov15_delta(eps1, delta1, k, e) <= delta, 0.0,
+                            k * eps1 * (1 + 1e-9) + 1e-12, want="smallest", xtol=1e-16,
+                            rtol=1e-15)
+
+
+def test_kov15_steered_root_matches_plain_bisection():
+    # The steered search (prefix sums between breakpoints, then a bracket of ±1e-12) must
+    # land on the same certified threshold as a plain bisection, over a spread of (ε1, k,
+    # δ, δ1) that includes many live terms, one live term and huge k·ε1.
+    rng = np.random.default_rng(7)
+    steered = 0
+    for _ in range(150):
+        eps1 = float(10 ** rng.uniform(-4, 1.5))
+        k = int(10 ** rng.uniform(0, 5))
+        delta = float(10 ** rng.uniform(-14, -1))
+        delta1 = 0.0 if rng.random() < 0.5 else float(delta / k * rng.uniform(0, 0.99))
+        e = comp.kov15_epsilon(eps1, delta1, k, delta)
+        if not math.isfinite(e) or e == 0.0:
+            continue
+        ref = _plain_threshold(eps1, delta1, k, delta)
+        assert comp.kov15_delta(eps1, delta1, k, e) <= delta
+        assert ref <= e <= ref * (1 + 2e-11) + 2e-13
+        ls = math.log1p(-delta) - k * math.log1p(-delta1)
+        s = comp._kov_steer(eps1, k, -math.expm1(ls))
+        steered += s is not None and abs(s - ref) <= 1e-9 * ref
+    assert steered >= 100        # the steer is what normally answers
+
 def test_kov15_infeasible_and_degenerate():
     # the rounds' own δ exceeds the target: no finite ε
     assert comp.kov15_epsilon(1.0, 1e-3, 100, 1e-4) == math.inf

@@ -182,3 +182,18 @@ def test_negligible_low_losses_are_raised_not_spread_over_the_grid():
     for eps in (0.0, 0.05, 0.2):
         got, _ = comp.pld_delta(np.log(p), np.log(q), 3, eps)
         assert got >= float(exact_delta(p, q, 3, eps)) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("size,seed", [(10, 0), (3000, 1), (200_000, 2), (5000, 3)])
+def test_low_cut_partial_sort_equals_full_sort(size, seed):
+    """The floor of negligible low losses, found from the lowest ~1/64 of the atoms, is the
+    one a full sort gives (ties included: losses drawn from a small set)."""
+    rng = np.random.default_rng(seed)
+    loss = rng.integers(-50, 50, size).astype(float) * 0.1
+    w = np.exp(rng.uniform(-300, 0, size)) if seed != 3 else np.full(size, 1e-63)
+    order = np.argsort(loss, kind="stable")
+    for mass in (0.0, 1e-200, 1e-60, 1e-3, float(np.sum(w)) * 2):
+        cum = np.cumsum(w[order])
+        k = int(np.searchsorted(cum, mass, side="right"))
+        want = float(loss[order[k]]) if 0 < k < size else None
+        assert pf._low_cut(loss, w, mass) == want

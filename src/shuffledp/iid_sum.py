@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import (fft_power, fft_power_product, golden_min, increasing_root,
+from .numerics import (fft_power, fft_power_product, increasing_root,
                        next_fast_len)
 
-__all__ = ["SumBound", "positive_part", "chernoff_positive_part", "exact_positive_part"]
+__all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",
+           "exact_positive_part"]
 
 _U = 2.0 ** -53
 #: Largest lattice support of one atom distribution, and largest FFT (memory ~ 16 bytes each).
@@ -83,40 +84,65 @@ def chernoff_positive_part(values, probs, n: int, *, value_err=None) -> float:
     """Certified upper bound on E[(G_1 + … + G_n)_+] without a lattice or an FFT.
 
     x_+ ≤ e^{θx − 1}/θ for every x and θ > 0 (e^{y−1} ≥ y and ≥ 0), so
-    E[S_+] ≤ M(θ)^n/(eθ), M(θ) = E e^{θG}; θ is optimised by a golden-section search in
+    E[S_+] ≤ M(θ)^n/(eθ), M(θ) = E e^{θG}; θ is optimised by a zooming grid search in
     log θ (any θ gives a valid bound). Looser than ``positive_part`` (by a factor of order
-    √n·sd(G)·θ), but costs microseconds: callers use it to decide that an exact sum cannot
-    change a maximum. Atoms are moved up by their errors as in ``positive_part``, and the
-    logarithm carries a rounding allowance of 16u per operation, n-fold.
+    √n·sd(G)·θ), but cheap: callers use it to decide that an exact sum cannot change a
+    maximum. Atoms are moved up by their errors as in ``positive_part``, and the logarithm
+    carries a rounding allowance of 16u per operation, n-fold. ``chernoff_positive_parts``
+    does many atom sets in one vectorised search.
     """
+    return float(chernoff_positive_parts([(values, probs, value_err)], n)[0])
+
+
+def chernoff_positive_parts(atom_sets, n: int, points: int = 129,
+                            passes: int = 4) -> np.ndarray:
+    """``chernoff_positive_part`` of each (values, probs, value_err) in ``atom_sets`` (None:
+    0), all at once: the grid search in log θ runs on one (sets × points × atoms) array,
+    ``points`` per pass, each pass zoomed to the best point's neighbours (64x shorter)."""
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be an integer in [1, inf); got {n!r}")
-    v, p = _prep(values, probs, value_err)
-    if np.max(v) <= 0.0:
-        return 0.0
-    lp = np.log(p)
-    span = float(np.max(np.abs(v)))
-
-    def f(u):
-        th = math.exp(u)
-        z = lp + th * v
-        top = float(z.max())
-        lm = top + math.log(float(np.exp(z - top).sum()))
-        return n * lm - u - 1.0
-
-    lo_u = math.log(1e-6 / (span * math.sqrt(n)))
-    hi_u = math.log(1e3 / span)
-    u, fu = golden_min(f, lo_u, hi_u, 60)
-    if u is None or not math.isfinite(fu):
-        return math.inf
-    th = math.exp(u)
-    slack = 16.0 * _U * (n * (abs(float(np.max(lp + th * v))) + math.log(v.size) + 2.0)
-                         + abs(u) + 2.0)
-    val = fu + slack
-    if val >= 709.0:
-        return math.inf
-    return math.exp(val) if val > -744.0 else 5e-324    # never rounded down to 0
+    out = np.zeros(len(atom_sets))
+    prepped = [None if a is None else _prep(*a) for a in atom_sets]
+    live = [i for i, x in enumerate(prepped) if x is not None and np.max(x[0]) > 0.0]
+    if not live:
+        return out
+    K = max(prepped[i][0].size for i in live)
+    V = np.zeros((len(live), K))
+    LP = np.full((len(live), K), -np.inf)
+    size = np.empty(len(live))
+    for r, i in enumerate(live):
+        v, p = prepped[i]
+        V[r, :v.size], LP[r, :v.size], size[r] = v, np.log(p), v.size
+    span = np.max(np.abs(V), axis=1)
+    lo = np.log(1e-6 / (span * math.sqrt(n)))
+    hi = np.log(1e3 / span)
+    rows = np.arange(len(live))
+    grid = np.linspace(0.0, 1.0, points)
+    best_u, best_f = np.zeros(len(live)), np.full(len(live), np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for _ in range(passes):
+            U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
+            # f(u) = n·log M(e^u) − u − 1, padded atoms have log-probability −inf
+            z = LP[:, None, :] + np.exp(U)[:, :, None] * V[:, None, :]
+            top = z.max(axis=2)
+            fs = n * (top + np.log(np.exp(z - top[..., None]).sum(axis=2))) - U - 1.0
+            fs = np.where(np.isnan(fs), np.inf, fs)
+            i = np.argmin(fs, axis=1)
+            f_i = fs[rows, i]
+            better = f_i < best_f
+            best_u = np.where(better, U[rows, i], best_u)
+            best_f = np.where(better, f_i, best_f)
+            lo, hi = U[rows, np.maximum(i - 1, 0)], U[rows, np.minimum(i + 1, points - 1)]
+        th = np.exp(best_u)
+        lmax = np.max(LP + th[:, None] * V, axis=1)
+    slack = 16.0 * _U * (n * (np.abs(lmax) + np.log(size) + 2.0) + np.abs(best_u) + 2.0)
+    val = best_f + slack
+    res = np.where(val >= 709.0, math.inf,
+                   np.where(val > -744.0, np.exp(np.minimum(val, 709.0)), 5e-324))
+    res = np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
+    out[live] = res
+    return out
 
 
 def _auto_nu(n: int) -> float:

@@ -39,6 +39,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
+from .._parallel import pmap
 from ..mechanisms import LDP, Randomizer
 from ..numerics import increasing_root, round_up
 from ..protocols import CheckIn, WithoutReplacement
@@ -112,7 +113,11 @@ def _excess_atoms(pair, eps):
 CHERNOFF_ENOUGH = 1e-40
 
 
-def _max_over_pairs(pairs, n, eps, nu=None, excess=False):
+def _pair_atoms(pairs, eps, excess):
+    return [(_excess_atoms if excess else _hs_atoms)(p, eps) for p in pairs]
+
+
+def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
     """(certified upper value of max over pairs, index of the pair it came from, details).
 
     Pairs are summed exactly (``iid_sum.positive_part``) in decreasing order of their
@@ -122,10 +127,10 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False):
     and never above the maximum of every pair's exact-engine value — except where every
     pair's Chernoff bound is below ``CHERNOFF_ENOUGH`` and is returned as it is.
     """
-    atoms = [(_excess_atoms if excess else _hs_atoms)(p, eps) for p in pairs]
-    cher = [0.0 if a is None else
-            iid_sum.chernoff_positive_part(a[0], a[1], n, value_err=a[2]) / n
-            for a in atoms]
+    if atoms is None:
+        atoms = _pair_atoms(pairs, eps, excess)
+    if cher is None:
+        cher = iid_sum.chernoff_positive_parts(atoms, n) / n
     order = sorted(range(len(pairs)), key=lambda i: -cher[i])
     best, arg, det = 0.0, order[0], {}
     if cher[order[0]] <= CHERNOFF_ENOUGH:
@@ -266,10 +271,19 @@ def _fdp_cached(mech, n, rate, points, nu):
     grid, top = _eps_grid(pairs, n, points)
     # Store R(t) = H(t) − (1 − t) for t ≤ 1 and H(t) for t ≥ 1 (the small quantity each side).
     small = np.zeros(grid.size)
-    for i, e in enumerate(grid):
-        if abs(e) >= top:
-            continue                            # exactly H = 1 − t (below) or H = 0 (above)
-        small[i] = _max_over_pairs(pairs, n, float(e), nu, excess=bool(e < 0))[0]
+    todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
+    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0)) for i in todo]
+    # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
+    flat = iid_sum.chernoff_positive_parts([a for row in atoms for a in row], n) / n
+    cher = flat.reshape(len(todo), len(pairs)) if todo else flat
+
+    def point(r):
+        e = float(grid[todo[r]])
+        return _max_over_pairs(pairs, n, e, nu, excess=bool(e < 0), atoms=atoms[r],
+                               cher=list(cher[r]))[0]
+
+    # The points are independent certified sums (FFT-bound): side by side on a few threads.
+    small[todo] = pmap(point, range(len(todo)))
     return grid, small
 
 

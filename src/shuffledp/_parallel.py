@@ -1,0 +1,62 @@
+"""Independent numeric jobs on a few threads (numpy's FFTs and large array operations
+release the GIL, so the certified sums of a curve's points run side by side).
+
+The thread count is ``SHUFFLEDP_THREADS`` from the environment when set (1 turns this off),
+else the number of CPUs this process may use, at most ``MAX_THREADS``. Results never
+depend on it: every job is a pure function of its input and comes back in input order.
+A job that itself calls ``pmap`` runs that inner map serially (no nested pools, no
+deadlock).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+__all__ = ["threads", "pmap", "MAX_THREADS"]
+
+MAX_THREADS = 4
+
+_pool = None
+_pool_lock = threading.Lock()
+_local = threading.local()
+
+
+def threads() -> int:
+    """Worker threads ``pmap`` uses (≥ 1)."""
+    env = os.environ.get("SHUFFLEDP_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"SHUFFLEDP_THREADS must be a positive integer; got {env!r}") from None
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, n))
+
+
+def _executor(k: int):
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers != k:
+            from concurrent.futures import ThreadPoolExecutor   # lazy: import time
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=k, thread_name_prefix="shuffledp",
+                                       initializer=_mark_worker)
+        return _pool
+
+
+def _mark_worker():
+    _local.worker = True
+
+
+def pmap(fn, items) -> list:
+    """``[fn(x) for x in items]``, on ``threads()`` threads when there is more than one job."""
+    items = list(items)
+    k = threads()
+    if k <= 1 or len(items) < 2 or getattr(_local, "worker", False):
+        return [fn(x) for x in items]
+    return list(_executor(k).map(fn, items))
