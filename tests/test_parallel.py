@@ -1,0 +1,62 @@
+"""The thread helper: order kept, no nested pools, and answers that do not depend on the
+thread count (docs/latency.md, "Two cores")."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import shuffledp as sd
+from shuffledp import _parallel
+from shuffledp.bounds import blanket
+
+
+def test_pmap_keeps_order_and_runs_on_threads(monkeypatch):
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "3")
+    names = []
+
+    def job(x):
+        names.append(threading.current_thread().name)
+        return x * x
+
+    assert _parallel.pmap(job, range(40)) == [x * x for x in range(40)]
+    assert any(n.startswith("shuffledp") for n in names)
+
+
+def test_nested_pmap_runs_serially_inside_a_worker(monkeypatch):
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+
+    def inner(x):
+        return threading.current_thread().name
+
+    def outer(x):
+        return _parallel.pmap(inner, range(3))
+
+    for names in _parallel.pmap(outer, range(4)):
+        assert len(set(names)) == 1          # the inner map stayed on the worker's thread
+
+
+def test_thread_count_from_environment(monkeypatch):
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "1")
+    assert _parallel.threads() == 1
+    assert _parallel.pmap(lambda x: threading.current_thread().name, range(3)) == \
+        [threading.current_thread().name] * 3
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "two")
+    with pytest.raises(ValueError, match="SHUFFLEDP_THREADS"):
+        _parallel.threads()
+    monkeypatch.delenv("SHUFFLEDP_THREADS")
+    assert 1 <= _parallel.threads() <= _parallel.MAX_THREADS
+
+
+def test_blanket_curve_does_not_depend_on_threads(monkeypatch):
+    mech = sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    got = {}
+    for k in ("1", "4"):
+        monkeypatch.setenv("SHUFFLEDP_THREADS", k)
+        blanket._fdp_cached.cache_clear()
+        got[k] = blanket._fdp_cached(mech, 20_000, 1.0, 20, 20.0)
+    assert np.array_equal(got["1"][0], got["4"][0])
+    assert np.array_equal(got["1"][1], got["4"][1])
+    assert np.all(got["1"][1] >= 0) and np.any(got["1"][1] > 0)
