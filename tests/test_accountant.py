@@ -104,10 +104,10 @@ def test_kov15_skip_only_when_its_floor_cannot_win():
 
 
 def test_fmt20_not_computed_when_the_fmt23_pair_dominates_it():
-    """k-RR is in FMT23's class: its pair (p = 2/(e^ε0 + 1)) is a post-processing of FMT20's
+    """Binary RR is in FMT23's class: its pair (p = 2/(e^ε0 + 1)) is a post-processing of FMT20's
     (p = e^−ε0), so fmt20 cannot be below fmt23's exact value and is not evaluated; named,
     it still runs, and its value is indeed above fmt23's."""
-    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=3000)
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), n=3000)
     r = sd.epsilon(proto, delta=1e-7, rounds=5)
     reasons = dict(r.not_applicable)
     assert "fmt20" not in {c.bound for c in r.candidates}
@@ -117,6 +117,36 @@ def test_fmt20_not_computed_when_the_fmt23_pair_dominates_it():
     # Without fmt23 (any ε0-LDP randomizer), fmt20 is computed as before.
     r2 = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=3000), delta=1e-7, rounds=5)
     assert "fmt20" in {c.bound for c in r2.candidates}
+
+
+def test_a_clone_pair_whose_exact_value_cannot_win_is_not_computed():
+    """4-RR: the blanket runs first; FMT23's clone pair is then shown (a certified lower
+    bound on its own T-fold ε) to be above the blanket's answer, so no route of fmt23 is
+    computed, and fmt20 (whose pair FMT23's post-processes) neither. Named, each still
+    runs, and its value is indeed above the answer; the answer is the one computed with
+    the floors turned off."""
+    proto = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=10_000)
+    r = sd.epsilon(proto, delta=1e-5, rounds=10)
+    reasons = dict(r.not_applicable)
+    assert r.bound == "blanket"
+    assert "fmt23" not in {c.bound for c in r.candidates}
+    assert "certified lower bound" in reasons["fmt23"]
+    assert "fmt23" in reasons["fmt20"] and "proven" in reasons["fmt20"]
+    for b in ("fmt23", "fmt20"):
+        assert sd.epsilon(proto, delta=1e-5, rounds=10, bound=b).epsilon > r.epsilon
+    from shuffledp.bounds import clones
+    orig = clones._PairBound._floor_beats
+    clones._PairBound._floor_beats = lambda *a, **k: False
+    try:
+        full = sd.epsilon(proto, delta=1e-5, rounds=10)
+    finally:
+        clones._PairBound._floor_beats = orig
+    assert "fmt23" in {c.bound for c in full.candidates}
+    assert full.epsilon == r.epsilon
+    # the δ question too: the pair's own δ at this ε is above the blanket's
+    d = sd.delta(proto, epsilon=r.epsilon, rounds=10)
+    assert "fmt23" not in {c.bound for c in d.candidates}
+    assert sd.delta(proto, epsilon=r.epsilon, rounds=10, bound="fmt23").delta > d.delta
 
 
 def test_a_certified_zero_ends_the_search():

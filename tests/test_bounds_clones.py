@@ -62,9 +62,13 @@ def test_accountant_picks_fmt23_only_when_valid():
     r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 10_000), delta=1e-6)
     # fmt23 is a valid candidate for k-RR; the blanket of this randomizer (valid for it
     # only) is tighter and is the answer.
+    # only) is tighter and is the answer; it runs first, and fmt23 is then skipped with a
+    # proof that it cannot beat it. Named, fmt23 is valid (an upper bound) and above it.
     assert r.bound == "blanket" and r.kind == "upper"
-    f23 = [c for c in r.candidates if c.bound == "fmt23"]
-    assert f23 and f23[0].kind == "upper" and f23[0].epsilon > r.epsilon
+    assert "cannot beat" in dict(r.not_applicable)["fmt23"]
+    f23 = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0, 3), 10_000), delta=1e-6,
+                     bound="fmt23")
+    assert f23.kind == "upper" and f23.epsilon > r.epsilon
     r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6)
     assert r.bound == "fmt20"
     assert all(c.bound not in ("fmt23", "fmt23-closed") for c in r.candidates)

@@ -17,7 +17,7 @@ import numpy as np
 from . import _validate as v
 from . import composers as _composers
 from .bounds import all_bounds, get
-from .bounds.base import CannotBeat
+from .bounds.base import EXACT_FLOORS, CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
@@ -97,18 +97,25 @@ def _can_answer(b) -> bool:
 
 def _cheap_first(bounds, proto) -> list:
     """Stable order: bounds with closed forms or cheap curves first, exact pair sums last;
-    among those, bounds that may dominate others (``Bound.dominance_rank``) first."""
+    among those, the usually tightest (``Bound.likely_first``), then bounds that may
+    dominate others (``Bound.dominance_rank``)."""
     return sorted(bounds, key=lambda b: (bool(b.id in _COSTLY or b.rdp_expensive),
-                                         b.dominance_rank(proto)))
+                                         not b.likely_first(proto), b.dominance_rank(proto)))
 
 
-def _dominated(b, done, proto):
+def _dominated(b, done, proto, floored=()):
     """The reason ``b`` need not run: a bound already answered whose exact curve is at or
-    below ``b``'s (``Bound.dominated_by``), else None."""
+    below ``b``'s (``Bound.dominated_by``), or one whose exact value was proven at or
+    above the best answer (``floored``: (bound, beat)) and that ``b`` dominates; else None."""
     for other in done:
         why = b.dominated_by(other, proto)
         if why:
             return why
+    for other, beat in floored:
+        if b.dominated_by(other, proto):
+            return (f"skipped: cannot beat {beat:.6g}: its exact value is at least "
+                    f"{other.id}'s (whose clone pair is a post-processing of this bound's), "
+                    f"which was proven at least {beat:.6g}")
     return None
 
 
@@ -145,9 +152,10 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
     cands = []
     floors = []
     answered = []           # bound objects whose upper value is a candidate answer
+    floored = []            # (bound, beat): its exact value was proven ≥ beat
     for b in bounds:
         if bound is None and _can_answer(b):
-            why = _dominated(b, answered, proto)
+            why = _dominated(b, answered, proto, floored)
             if why:
                 skipped.append((b.id, why))
                 continue
@@ -169,6 +177,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
                 skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
                 continue
             beat = target if beat is None else min(beat, target)
+        tok = EXACT_FLOORS.set(target is None)
         try:
             if question == "epsilon":
                 o = b.epsilon(proto, x, rounds, composition, beat=beat)
@@ -182,6 +191,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
                 raise
             if isinstance(exc, CannotBeat):
                 floors.append(exc.floor)
+                if getattr(exc, "exact", False) and exc.beat is not None:
+                    floored.append((b, exc.beat))
             skipped.append((b.id, str(exc)))
             continue
         except Exception as exc:                        # noqa: BLE001 — one bound's failure
@@ -191,6 +202,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
                 raise _bound_failure(b, proto, exc) from exc
             skipped.append((b.id, _failure_reason(exc)))
             continue
+        finally:
+            EXACT_FLOORS.reset(tok)
         scope, valid_for = b.label(proto, o.kind)
         if o.kind == "upper" and _can_answer(b):
             answered.append(b)

@@ -1233,6 +1233,44 @@ def pair_pld_atoms(pair: ClonePair, max_atoms: int | None = None):
     return logp[keep], logq[keep], tail
 
 
+#: Window (standard deviations of C and of A in each slice) and atom budget of the floor
+#: pair (``pair_floor_atoms``): it decides skips only, so it is sized for speed.
+_FLOOR_SDS = 7.0
+FLOOR_MAX_ATOMS = 200_000
+
+
+def pair_floor_atoms(pair: ClonePair, max_atoms: int | None = None):
+    """Atoms (log P, log Q) of a pair DOMINATED by the clone pair: every hockey-stick curve
+    and T-fold composition of it is at or below the clone pair's (for floors: a bound whose
+    pair's T-fold ε is provably above the best answer so far need not be evaluated).
+
+    The mirror image of ``pair_pld_atoms``: the window's slices are grouped in blocks of Δ
+    consecutive c, and each block carries its mass at its *last* slice c'. Slice c' is a
+    post-processing of slice c ≤ c' (add c' − c fair-coin clones to x), so the blocked
+    mixture is a post-processing of the clone pair (the post-processor reads c, moves it to
+    c' = the end of its block and adds the coins). Everything outside the window (the tails
+    of C, x beyond ±7 sd in a slice) is left out, which only lowers every composed δ. The
+    floating-point error of the masses (~1e-12 relative) is covered by scaling every atom
+    down by 1e-9 (both P and Q: each term (P − e^ε Q)_+ then shrinks), and that of the
+    losses by lowering them by a margin in the floor lattice (``pld_fft.floor_lattice``).
+    For g = 0 pairs only.
+    """
+    _need_g0(pair, "pair_floor_atoms")
+    budget = int(max_atoms or FLOOR_MAX_ATOMS)
+    cs, _, _, _, logw = _rdp_window(pair.n, pair.p, _FLOOR_SDS)
+    step = _step_for(cs, _FLOOR_SDS, budget)
+    starts = np.arange(0, cs.size, step)
+    ends = np.append(starts[1:], cs.size) - 1
+    log_mass = np.logaddexp.reduceat(logw, starts) if step > 1 else logw.copy()
+    c_eval = cs[ends]
+    alo, ahi, _ = _x_windows(c_eval, _FLOOR_SDS)
+    jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
+    logp = log_mass[jj] + logP + math.log1p(-1e-9)
+    logq = logp - ell
+    keep = np.isfinite(logp) & np.isfinite(logq)
+    return logp[keep], logq[keep]
+
+
 def pair_lower_atoms(pair: ClonePair, sds: float = 9.0, max_atoms: int = 3_000_000):
     """Atoms (log P, log Q) of any pair (g ≥ 0) on a window, for LOWER-bound composition.
 

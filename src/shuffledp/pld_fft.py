@@ -190,6 +190,83 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
     return LossLattice(lo, q, min(1.0, inf), d)
 
 
+def floor_lattice(la, lb, d: float | None = None) -> LossLattice:
+    """The Q-law of the loss L = log(A/B) rounded DOWN onto d·ℤ, for LOWER bounds.
+
+    Each term of δ_T(ε) = P(some round infinite) + E_{Q^T}[(e^S − e^ε)_+] only shrinks when
+    a loss is lowered or an atom left out, so: losses are lowered by a floating-point
+    margin and rounded down; atoms whose loss is below the top loss minus ``MAX_SUPPORT``
+    steps, or whose whole lower tail weighs ≤ ``_FLOOR_MASS``, are dropped; P-mass with
+    B = 0 is the infinity mass (exact), mass not listed is not charged. The Q-masses are
+    taken as given (callers scale them down by their own error first).
+    """
+    la = np.asarray(la, dtype=float)
+    lb = np.asarray(lb, dtype=float)
+    if d is None:
+        d = auto_step(la, lb)
+    live = np.isfinite(la)
+    inf = float(np.sum(np.exp(la[live & ~np.isfinite(lb)])))
+    fin = live & np.isfinite(lb)
+    a, b = la[fin], lb[fin]
+    w = np.exp(b)
+    loss = a - b
+    loss = loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
+    keep = w > 0.0
+    loss, w = loss[keep], w[keep]
+    if w.size == 0:
+        return LossLattice(0, np.zeros(1), min(1.0, inf), d)
+    low = float(np.max(loss)) - (MAX_SUPPORT - 2) * d
+    cut = _low_cut(loss, w, _FLOOR_MASS)
+    if cut is not None:
+        low = max(low, cut)
+    ok = loss >= low
+    mi = np.floor(loss[ok] / d).astype(np.int64)
+    lo = int(mi.min())
+    q = np.bincount(mi - lo, weights=w[ok])
+    return LossLattice(lo, q, min(1.0, inf), d)
+
+
+def composed_delta_floor(lat: LossLattice, T: int, eps: float) -> float:
+    """Certified LOWER bound on δ_T(ε) of one direction of a ``floor_lattice``.
+
+    The tilted FFT of ``composed_delta`` read the other way: the window's sum of weights
+    times the computed law, minus the FFT error (‖w‖₂·err), minus the mass the circular
+    convolution aliased onto the window (at most the tilted law's mass outside it, a
+    Chernoff bound on both sides, times the largest weight), each relative error divided
+    out; everything outside the window is left out. 0 when no tilt is usable.
+    """
+    p = lat.inf
+    inf = -math.expm1(T * math.log1p(-p)) * (1.0 - 1e-12) if 0.0 < p < 1.0 else float(p >= 1.0)
+    if float(lat.q.sum()) <= 0.0 or inf >= 1.0:
+        return inf
+    d = lat.d
+    if eps >= d * T * lat.hi:
+        return inf
+    try:
+        tilt = _Tilt(lat, T, eps / d)
+    except ArithmeticError:
+        return inf
+    k = int(np.searchsorted(tilt.s, eps / d, side="right"))
+    if k >= tilt.s.size:
+        return inf
+    s = tilt.s[k:]
+    lw = tilt.log_scale + tilt.slope * s
+    if float(lw.max()) > 600.0:
+        return inf
+    keep = lw > -700.0
+    g = -np.expm1(np.minimum(eps - s * d, 0.0))
+    w = np.exp(lw[keep]) * g[keep]
+    main = float(np.sum(w * tilt.Q[k:][keep]))
+    fft = math.sqrt(float(np.sum(w * w))) * tilt.err
+    alias = 0.0
+    full = T * (lat.q.size - 1) + 1
+    if tilt.L < full:                         # a window, not the whole support: aliasing
+        alias = float(np.max(w)) * tilt.outside_mass() if w.size else 0.0
+    wr = 8.0 * _U * (4.0 + float(np.max(np.abs(lw))) + abs(eps) + float(s[-1]) * d)
+    fin = (main - fft - alias) / ((1.0 + tilt.rel) * (1.0 + wr))
+    return inf + max(fin, 0.0) * (1.0 - 1e-12)
+
+
 def _low_cut(loss, w, mass: float):
     """The loss of the first atom, in increasing order of loss, at which the cumulative
     weight exceeds ``mass`` (None when that is the first atom or none). Only the lowest
@@ -389,6 +466,17 @@ class _Tilt:
                  for p in psis)
         lt += self.T * self.log_m
         return math.exp(min(lt, 0.0)) * (1.0 + 1e-12) if lt > -745 else 0.0
+
+    def outside_mass(self) -> float:
+        """Upper bound on the tilted T-fold law's mass outside [s_lo, s_hi] (Chernoff on
+        each side, the best ψ on a grid), for the (normalised) kept law."""
+        base = 1.0 / max(math.sqrt(self.T) * max(self.sd_t, 1e-3), 1e-12)
+        psis = base * np.geomspace(0.05, 200.0, 32)
+        up = self.T * (self._log_mgf(self.phi + psis) - self.lM) - psis * (self.s_hi + 1)
+        dn = self.T * (self._log_mgf(self.phi - psis) - self.lM) + psis * (self.s_lo - 1)
+        tot = sum(math.exp(min(float(np.min(x)), 0.0)) for x in (up, dn)
+                  if float(np.min(x)) > -745.0)
+        return min(1.0, tot * (1.0 + 1e-9))
 
     def steer(self, lo: float):
         """An uncertified but fast δ_finite(ε) for ε ≥ ``lo`` (suffix sums, O(log L) per ε)

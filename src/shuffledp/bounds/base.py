@@ -50,15 +50,27 @@ PLD_MAX_ROUNDS = 10**6
 #: The value a route must beat to matter (set by ``_run`` around each route call, read by
 #: the RDP route's order search); None when every route must be computed in full.
 _BEAT: contextvars.ContextVar = contextvars.ContextVar("shuffledp_beat", default=None)
+#: False while calibration asks its yes/no questions: a floor that only says "at least the
+#: target" gives its search no information, where a route's own floor (or value) does.
+EXACT_FLOORS: contextvars.ContextVar = contextvars.ContextVar("shuffledp_exact_floors",
+                                                              default=True)
 
 
 class CannotBeat(NotApplicableError):
     """Every route of a bound was skipped: a proven floor on its value is above ``beat``."""
 
-    def __init__(self, floor: float, beat: float | None):
-        self.floor, self.beat = float(floor), beat
-        super().__init__(f"skipped: cannot beat {beat:.6g} (its value is at least {floor:.6g})"
-                         if beat is not None else f"skipped: its value is at least {floor:.6g}")
+    def __init__(self, floor: float, beat: float | None, why: str | None = None,
+                 exact: bool = False):
+        # ``exact``: the floor is on the bound's exact value (its pair's own curve), not
+        # only on its routes' values, so bounds it dominates are at or above it too.
+        self.floor, self.beat, self.exact = float(floor), beat, exact
+        if why is not None:
+            msg = f"skipped: cannot beat {beat:.6g}: {why}"
+        elif beat is not None:
+            msg = f"skipped: cannot beat {beat:.6g} (its value is at least {floor:.6g})"
+        else:
+            msg = f"skipped: its value is at least {floor:.6g}"
+        super().__init__(msg)
 
 
 class Bound:
@@ -112,6 +124,12 @@ class Bound:
     def dominance_rank(self, proto) -> float:
         """Sort key among equally costly bounds: bounds that may dominate others first."""
         return 0.0
+
+    def likely_first(self, proto) -> bool:
+        """Order only: True when this bound is usually the tightest for ``proto``, so that
+        it runs before the other costly bounds and their proven floors meet its answer.
+        Which bound runs first never changes the answer (every skip is proven)."""
+        return False
 
     # ----- views ---------------------------------------------------------------------
     def rdp(self, proto, orders: np.ndarray) -> np.ndarray:

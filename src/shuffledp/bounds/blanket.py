@@ -40,7 +40,7 @@ from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
 from .._parallel import pmap
-from ..mechanisms import LDP, Randomizer
+from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from ..numerics import increasing_root, round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
@@ -407,6 +407,13 @@ class Blanket(Bound):
         if isinstance(proto.sampling, CheckIn):
             s += f", check-in rate {proto.sampling.rate:g}"
         return s
+
+    def likely_first(self, proto):
+        # Beyond binary randomized response the blanket of the concrete randomizer is
+        # usually well below the clone pairs (which know only eps0): run it first so that
+        # their floors can meet its answer (binary RR: FMT23's clone pair is as tight).
+        m = proto.mechanism
+        return not (isinstance(m, RandomizedResponse) and m.k == 2)
 
     # ----- single round ------------------------------------------------------------------
     def delta_one(self, proto, eps):
