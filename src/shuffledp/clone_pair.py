@@ -269,9 +269,11 @@ def _half_sf(m, c):
     total = np.zeros(mu.shape)
     idx = np.arange(mu.size)
     start = mu.copy()
-    block = 512
-    steps = np.arange(block - 1, dtype=float)[None, :]
+    # Blocks start at ~8 sd of the largest slice (the tail from a threshold at or above the
+    # mean has fallen by 1e-18 within that) and double while any entry is unfinished.
+    block = int(min(512, max(32, 2 ** math.ceil(math.log2(4.0 * math.sqrt(float(cc.max())) + 2)))))
     while idx.size:
+        steps = np.arange(block - 1, dtype=float)[None, :]
         k0 = start[idx].astype(float)
         cb = cc[idx].astype(float)
         # Block head by Loader's pmf, the rest by the exact term ratio (c − k)/(k + 1):
@@ -289,6 +291,7 @@ def _half_sf(m, c):
         total[idx[done]] += last[done] * rho / (1.0 - rho)
         start[idx] += block
         idx = idx[~done]
+        block = min(512, 2 * block)
     out[mid] = np.where(low, 1.0 - total, total)
     return out
 

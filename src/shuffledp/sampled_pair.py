@@ -52,7 +52,8 @@ import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 
 from .clone_pair import conditional_hockey
-from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_logpmf, binom_window,
+from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
+                       binom_logpmf_pairs, binom_window,
                        falling_root_certified, half_binom_logpmf_runs, round_up)
 
 __all__ = ["HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp",
@@ -177,6 +178,7 @@ def _path_log_cdf_upper(N, q, K):
     R, J = K.shape
     out = np.empty((R, J))
     lp = math.log1p(-q)
+    segs = []
     for j in range(J):
         k = K[:, j]
         reg = (k >= 0) & (k < N)
@@ -192,15 +194,28 @@ def _path_log_cdf_upper(N, q, K):
         for i, (r0, r1) in enumerate(zip(starts, nxt)):
             irr = np.flatnonzero(~reg[r0:r1])
             ends[i] = r0 + (int(irr[0]) if irr.size else r1 - r0)
-        for r0, r1 in zip(starts.tolist(), ends.tolist()):
-            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], k[r0:r1], q, lp)
+        segs.extend((j, r0, r1) for r0, r1 in zip(starts.tolist(), ends.tolist()))
+    if not segs:
+        return out
+    # Every segment's certified start and first log-pmf in one vectorised call each.
+    sj = np.array([x[0] for x in segs])
+    s0 = np.array([x[1] for x in segs])
+    F0 = binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
+    nxt_row = np.minimum(s0 + 1, R - 1)
+    base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
+    for i, (j, r0, r1) in enumerate(segs):
+        out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
+                                         float(base[i]))
     return out
 
 
-def _segment_log_cdf(N, k, q, lp):
-    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout)."""
+def _segment_log_cdf(N, k, q, lp, F0=None, base=None):
+    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout); ``F0``
+    (the certified upper CDF at the first row) and ``base`` (log b(N[1], k[0])) when the
+    caller computed them for many segments at once."""
     m = N.size
-    F0 = binom_cdf_bounds(int(k[0]), int(N[0]), q)[1]
+    if F0 is None:
+        F0 = binom_cdf_bounds(int(k[0]), int(N[0]), q)[1]
     if m == 1:
         return np.array([math.log(min(F0, 1.0) + 1e-300)])
     Nr, kp, kr = N[1:], k[:-1], k[1:]
@@ -227,7 +242,8 @@ def _segment_log_cdf(N, k, q, lp):
     Lk[mv] = Lm
     # ℓ0[r] = log b(Nr[r], kp[r]), chained from one log-pmf: move k to kr, then N to N − 1.
     LN = np.log1p(-kr / Nr) - lp
-    base = float(binom_logpmf(np.array([kp[0]]), int(Nr[0]), q)[0])
+    if base is None:
+        base = float(binom_logpmf(np.array([kp[0]]), int(Nr[0]), q)[0])
     l0 = base + np.concatenate([[0.0], np.cumsum(Lk[:-1] + LN[:-1])])
     e0 = np.exp(l0)
     c = q * e0                         # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
@@ -392,8 +408,16 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None) -> float
     return float(round_up(total * (1.0 + 1e-12) + _ABS_SLACK))
 
 
+#: Up to this many cells ``_hockey_runs`` evaluates them in one direct call.
+_DIRECT_CELLS = 4096
+
+
 def _hockey_runs(c, alpha, eps):
     """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence)."""
+    if c.size <= _DIRECT_CELLS:
+        # A few thousand cells: one vectorised call (conditional_hockey handles any c
+        # directly) costs less than the per-run calls of the recurrence.
+        return conditional_hockey(c, alpha, eps, with_error=True)
     cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
     if cuts.size - 1 > max(8, c.size // 64):
         # Short runs (the exact cells repeat each c once per n_⊥): one vectorised call

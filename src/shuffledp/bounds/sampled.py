@@ -202,8 +202,9 @@ SAMPLED_MAX_N = 10**10
 
 #: Atom budget while searching ε0 (any ε0 is valid; the final ε0 is evaluated in full).
 _SEARCH_BUDGET = 80_000
-#: One round: above this many users the ε0 search uses merged cells too.
-_EXACT_SEARCH_N = 10**8
+#: One round: above this many users the ε0 search uses merged cells too (at every n: on
+#: the benchmark grid and its neighbours, n = 1e3 … 1e8, the chosen ε0 is the same).
+_EXACT_SEARCH_N = 0
 _SEARCH_ORDERS = np.unique(np.round(np.geomspace(2, 512, 40)).astype(np.int64))
 
 
