@@ -1,5 +1,7 @@
 """Calibration round-trips: the parameter is on the certified side and tight (1e-4)."""
 
+import math
+
 import pytest
 
 import shuffledp as sd
@@ -65,3 +67,24 @@ def test_calibration_behaves_like_its_number():
 def test_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):
         sd.calibrate.eps0(**kwargs)
+
+
+def test_calibrate_loop_lands_on_the_certified_side_in_few_steps():
+    """The search (secant through the two evaluations closest to the target, aimed just
+    short of it) returns a parameter whose computed ε is ≤ the target and within the
+    tolerance, on smooth steep curves with one bracket end far away, in a few evaluations."""
+    from shuffledp.calibrate import _calibrate_loop
+    for f, lo, hi in ((lambda x: x ** 3, 0.01, 50.0), (lambda x: math.exp(3 * x) - 1, 0.0, 5.0),
+                      (lambda x: 0.2 * math.exp(0.45 * x), 3.5, 7.1)):
+        calls = []
+
+        def eps_at(x, f=f):
+            calls.append(x)
+            return f(x)
+
+        x = _calibrate_loop(eps_at, 1.0, lo, hi, "largest", 1e-5)
+        assert f(x) <= 1.0 and f(x) >= 1.0 - 1e-5
+        assert len(calls) <= 14          # 16–17 for the previous bracket-only secant
+    # a decreasing parameter (σ-like): the smallest x meeting the target
+    x = _calibrate_loop(lambda s: 4.0 / s ** 2, 1.0, 0.5, 40.0, "smallest", 1e-5)
+    assert 4.0 / x ** 2 <= 1.0 and 4.0 / x ** 2 >= 1.0 - 1e-5

@@ -488,18 +488,35 @@ def _calibrate_loop(eps_at, target, lo, hi, want, tol):
     bad = hi if want == "largest" else lo
     e_good, e_bad = eps_at(good), eps_at(bad)
     lt = math.log(target)
+    # The secant steps converge fast near the target: stop at a tenth of the tolerance
+    # (usually one evaluation more), so the parameter returned is as close as the bracket's
+    # slower steps used to land by chance.
+    tol = 0.1 * tol
 
     def g(e):   # signed distance in log ε; finite even for ε = 0 or inf
         return max(-50.0, min(50.0, math.log(e) - lt if e > 0 else -50.0))
 
     f_good, f_bad = g(e_good), g(e_bad)
     side = 0
+    seen = [(good, f_good), (bad, f_bad)]       # every (x, g) evaluated, for interpolation
+    widths = []
     for it in range(200):
         # The second test stops bounds that are not exactly monotone (an inner optimisation
         # such as trimmed-clone's ε0) from looping on noise below the parameter's precision.
         if e_good >= target * (1 - tol) or abs(bad - good) <= 1e-10 * max(abs(good), 1.0):
             break
-        if it % 4 == 3 or not (f_bad > 0 >= f_good) or f_bad == f_good:
+        widths.append(abs(bad - good))
+        # Guaranteed progress: bisect when three steps have not halved the bracket.
+        stalled = len(widths) > 3 and widths[-1] > 0.5 * widths[-4]
+        q = (_closest_secant(seen, good, bad, -0.05 * tol)
+             if len(seen) >= 3 and not stalled else None)
+        if q is not None:
+            # The secant through the two evaluations closest to the target (log ε is smooth
+            # in the parameter), aimed 5 % of the tolerance short of it: once both are near,
+            # it lands on the certified side within the tolerance, where the bracket's
+            # secant — one end still far — creeps.
+            mid = q
+        elif stalled or not (f_bad > 0 >= f_good) or f_bad == f_good:
             mid = 0.5 * (good + bad)                  # guaranteed progress
         else:
             t = (-f_good) / (f_bad - f_good)          # fraction of the way from good to bad
@@ -508,6 +525,7 @@ def _calibrate_loop(eps_at, target, lo, hi, want, tol):
             mid = good + t * (bad - good)
         e_mid = eps_at(mid)
         f_mid = g(e_mid)
+        seen.append((mid, f_mid))
         if e_mid <= target:
             good, e_good, f_good = mid, e_mid, f_mid
             if side == -1:
@@ -519,6 +537,19 @@ def _calibrate_loop(eps_at, target, lo, hi, want, tol):
                 f_good *= 0.5
             side = 1
     return good
+
+
+def _closest_secant(seen, good, bad, aim=0.0):
+    """Where the secant through the two evaluated (x, g) closest to g = 0 reaches g = aim,
+    when that falls strictly inside (good, bad); else None."""
+    pts = sorted((p for p in seen if math.isfinite(p[1]) and abs(p[1]) < 50.0),
+                 key=lambda p: abs(p[1]))[:2]
+    if len(pts) < 2 or pts[0][1] == pts[1][1] or pts[0][0] == pts[1][0]:
+        return None
+    (x0, f0), (x1, f1) = pts
+    x = x0 + (aim - f0) * (x1 - x0) / (f1 - f0)
+    lo, hi = min(good, bad), max(good, bad)
+    return x if math.isfinite(x) and lo < x < hi else None
 
 
 def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
