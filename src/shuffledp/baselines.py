@@ -8,9 +8,13 @@ still imports and ``central_baselines`` raises an ImportError that says how to g
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from . import _validate as v
 
-__all__ = ["central_baselines"]
+__all__ = ["central_baselines", "central_gaussian_unsampled"]
 
 _MISSING = ("central baselines need the optional package dp_accounting "
             "(pip install 'shuffledp[pld]' or pip install dp-accounting)")
@@ -48,3 +52,29 @@ def central_baselines(q: float = 0.1, sigma: float = 5.0, steps: int = 5540,
     return {"rdp": float(r.get_epsilon(delta)), "pld": float(p.get_epsilon(delta)),
             "q": q, "sigma": sigma, "steps": steps, "delta": delta,
             "source": "dp_accounting RdpAccountant / PLDAccountant (Poisson-subsampled Gaussian)"}
+
+
+def central_gaussian_unsampled(sigma: float, steps: int, delta: float) -> dict:
+    """The same baselines without sampling (q = 1), computed here without dp_accounting.
+
+    ``steps`` Gaussian rounds of noise multiplier σ (add/remove sensitivity 1) compose
+    exactly to one Gaussian of multiplier σ/√steps: "pld" is its exact ε(δ) (the analytic
+    Gaussian mechanism, Balle & Wang 2018, certified root), which is what a PLD accountant
+    approaches; "rdp" converts the exact RDP curve steps·λ/(2σ²) at real orders with this
+    library's conversion (Canonne–Kamath–Steinke, arXiv:2004.00010, Prop. 12), as an RDP
+    accountant does.
+    """
+    from . import conversions
+    from .gaussian_rdp import gaussian_epsilon
+    sigma = v.real("sigma", sigma, lo=0.0, lo_open=True)
+    steps = v.integer("steps", steps, lo=1)
+    delta = v.probability("delta", delta)
+    exact = gaussian_epsilon(sigma / math.sqrt(steps), delta)
+    # The Gaussian's RDP is exact at every real order: minimise the conversion over a fine
+    # geometric grid of real orders in (1, 1e6] (any order is a valid conversion).
+    lam = 1.0 + np.geomspace(1e-4, 1e6, 20001)
+    rdp = float(np.min(conversions.eps_from_rdp(lam, steps * lam / (2.0 * sigma * sigma), delta)))
+    return {"rdp": rdp, "pld": float(exact), "q": 1.0, "sigma": sigma,
+            "steps": steps, "delta": delta,
+            "source": "no sampling: the exact composed Gaussian (PLD column) and its RDP "
+                      "curve converted (RDP column), computed by shuffledp"}
