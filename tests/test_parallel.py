@@ -60,3 +60,21 @@ def test_blanket_curve_does_not_depend_on_threads(monkeypatch):
     assert np.array_equal(got["1"][0], got["4"][0])
     assert np.array_equal(got["1"][1], got["4"][1])
     assert np.all(got["1"][1] >= 0) and np.any(got["1"][1] > 0)
+
+
+def test_a_forked_child_gets_its_own_pool(monkeypatch):
+    """multiprocessing with the fork start method: the child inherits the pool object but
+    not its threads; pmap there must still run (it used to wait forever)."""
+    import multiprocessing as mp
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork start method on this platform")
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+    assert _parallel.pmap(abs, [-1, -2, -3]) == [1, 2, 3]       # the parent's pool exists
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        res = pool.apply_async(_child_job)
+        assert res.get(timeout=60) == [1, 4, 9]
+
+
+def _child_job():
+    return _parallel.pmap(lambda x: x * x, [1, 2, 3])

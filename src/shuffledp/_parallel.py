@@ -5,7 +5,7 @@ The thread count is ``SHUFFLEDP_THREADS`` from the environment when set (1 turns
 else the number of CPUs this process may use, at most ``MAX_THREADS``. Results never
 depend on it: every job is a pure function of its input and comes back in input order.
 A job that itself calls ``pmap`` runs that inner map serially (no nested pools, no
-deadlock).
+deadlock); a process forked from one that used the pool makes its own.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ __all__ = ["threads", "pmap", "MAX_THREADS"]
 MAX_THREADS = 4
 
 _pool = None
+_pool_pid = None
 _pool_lock = threading.Lock()
 _local = threading.local()
 
@@ -38,14 +39,17 @@ def threads() -> int:
 
 
 def _executor(k: int):
-    global _pool
+    global _pool, _pool_pid
     with _pool_lock:
-        if _pool is None or _pool._max_workers != k:
+        # A process forked after the pool was made (multiprocessing's "fork" start method)
+        # inherits the pool object but not its threads: make a new one there.
+        if _pool is None or _pool._max_workers != k or _pool_pid != os.getpid():
             from concurrent.futures import ThreadPoolExecutor   # lazy: import time
-            if _pool is not None:
+            if _pool is not None and _pool_pid == os.getpid():
                 _pool.shutdown(wait=False)
             _pool = ThreadPoolExecutor(max_workers=k, thread_name_prefix="shuffledp",
                                        initializer=_mark_worker)
+            _pool_pid = os.getpid()
         return _pool
 
 
