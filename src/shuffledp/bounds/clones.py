@@ -308,8 +308,8 @@ class _PairBound(Bound):
         sd, root = math.sqrt(mom[1]), math.sqrt(rounds)
         d = max(sd * min(1.0 / 32.0, 0.05 / root), 18.0 * root * sd / FLOOR_FFT,
                 mom[2] / (pf.MAX_SUPPORT - 2))
-        # Clone pairs are symmetric (swapping the datasets swaps P and Q up to relabelling
-        # the outputs), so one direction carries the whole curve.
+        # One direction (P‖Q) is already a lower bound on the pair's δ_T, which is the
+        # larger of the two directions (and clone pairs are symmetric: they are equal).
         try:
             v = pf.composed_delta_floor(pf.floor_lattice(lp, lq, d), rounds, eps)
         except (ValueError, ArithmeticError, MemoryError):
