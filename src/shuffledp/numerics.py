@@ -374,6 +374,10 @@ def binom_logpmf_pairs(k, n, p: float, q: float | None = None) -> np.ndarray:
     return out
 
 
+#: Terms per vectorised pass of ``_tail_series_many`` (a few arrays of this many floats).
+_SERIES_ELEMENTS = 1 << 21
+
+
 def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     """``_tail_series`` for many (edge, n, down) at once: the same terms (the edge's pmf
     times partial products of the ratios moving away from the mean), the same geometric
@@ -398,8 +402,9 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     block = 4096                  # the scalar version's chunks: the same terms, the same stops
     while idx.size:
         keep = []
-        for g0 in range(0, idx.size, max(1, (1 << 22) // block)):
-            sub = idx[g0:g0 + max(1, (1 << 22) // block)]
+        group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (bounds memory)
+        for g0 in range(0, idx.size, group):
+            sub = idx[g0:g0 + group]
             i = done_terms[sub][:, None] + np.arange(block, dtype=float)[None, :]
             m = np.minimum(block, limit[sub] - done_terms[sub])     # terms left, this block
             col = np.arange(block)[None, :]
