@@ -202,9 +202,6 @@ SAMPLED_MAX_N = 10**10
 
 #: Atom budget while searching ε0 (any ε0 is valid; the final ε0 is evaluated in full).
 _SEARCH_BUDGET = 80_000
-#: One round: above this many users the ε0 search uses merged cells too (at every n: on
-#: the benchmark grid and its neighbours, n = 1e3 … 1e8, the chosen ε0 is the same).
-_EXACT_SEARCH_N = 0
 _SEARCH_ORDERS = np.unique(np.round(np.geomspace(2, 512, 40)).astype(np.int64))
 
 
@@ -228,10 +225,11 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
         if rest <= 0:
             return math.inf
         if rounds == 1:
-            # Above 1e8 users every slice as its own cell costs seconds per ε0; the search
-            # then ranks ε0 on merged cells (a dominating pair; the chosen ε0 is evaluated
-            # on every cell).
-            return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET if n > _EXACT_SEARCH_N else None)
+            # The search ranks ε0 on merged cells (a dominating pair; the chosen ε0 is then
+            # evaluated on every cell): every slice as its own cell costs seconds per ε0
+            # at 1e8 users. Ranking on the exact cells chose the same ε0 at every n of the
+            # benchmark grid and its neighbours (n = 1e3 … 1e8).
+            return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET)
         logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET)
         vals = _quick_rdp(logp, logq, tails, lmax, _SEARCH_ORDERS)
         return float(np.min(_rdp.eps_from_rdp(_SEARCH_ORDERS, rounds * vals, rest)))
