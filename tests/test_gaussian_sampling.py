@@ -126,3 +126,17 @@ def test_checkin_pair_is_built_for_at_most_1e10_users():
     assert r.epsilon == r2.epsilon
     assert r.chosen.details["evaluated_at_n"] == SAMPLED_MAX_N
     assert "more users only help" in r.chosen.details["coarse"]
+
+
+def test_sampled_gaussian_rdp_route_skipped_when_no_order_can_beat_its_pld():
+    """The PLD route runs first; the hidden pair's orders stop at 600/log(α/(1 − α)), and
+    when the conversion term alone is above the PLD value at every one of them the RDP
+    route is skipped with that proof. Forced, it is indeed above the answer."""
+    import shuffledp as sd
+    proto = sd.Shuffle(sd.Gaussian(2.0), n=10**8, sampling=sd.CheckIn(0.1))
+    r = sd.epsilon(proto, delta=1e-5, rounds=10, bound="trimmed-clone-sampled")
+    skipped = r.chosen.details.get("routes_skipped", {})
+    assert r.composition == "pld" and "cannot beat" in skipped.get("rdp", "")
+    forced = sd.epsilon(proto, delta=1e-5, rounds=10, bound="trimmed-clone-sampled",
+                        composition="rdp")
+    assert forced.epsilon > r.epsilon
