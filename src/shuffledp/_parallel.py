@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["threads", "pmap", "MAX_THREADS"]
+__all__ = ["threads", "parallel", "pmap", "MAX_THREADS"]
 
 MAX_THREADS = 4
 
@@ -55,6 +55,12 @@ def _executor(k: int):
 
 def _mark_worker():
     _local.worker = True
+
+
+def parallel() -> bool:
+    """True when ``pmap`` would run its jobs side by side here (more than one thread, and
+    not already inside one of its jobs)."""
+    return threads() > 1 and not getattr(_local, "worker", False)
 
 
 def pmap(fn, items) -> list:

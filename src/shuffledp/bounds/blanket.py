@@ -39,7 +39,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 from .. import composition as _comp
 from .. import gparv
 from .. import iid_sum
-from .._parallel import pmap
+from .._parallel import parallel, pmap, threads
 from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from ..numerics import increasing_root, round_up
 from ..protocols import CheckIn, WithoutReplacement
@@ -137,11 +137,25 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
         # Every pair is certified below 1e-40 (a curve point far out in ε): no composed δ of
         # interest (≥ 1e-15 after 1e6 rounds) can see the difference from the exact sum.
         return cher[order[0]], order[0], {"chernoff": True}
+
+    def exact(i):
+        vals, probs, err = atoms[i]
+        return iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
+
+    # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
+    # exact sum: when threads are free, sum them side by side first. The loop below then
+    # decides exactly as before which ones count (a sum it would have skipped is at most
+    # its Chernoff bound ≤ the max so far, so it cannot change the max).
+    pre = {}
+    if parallel():
+        lead = [i for i in order[:threads()]
+                if atoms[i] is not None and cher[i] >= 1e-3 * cher[order[0]]]
+        if len(lead) > 1:
+            pre = dict(zip(lead, pmap(exact, lead)))
     for i in order:
         if atoms[i] is None or (i != order[0] and cher[i] <= best):
             continue
-        vals, probs, err = atoms[i]
-        r = iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
+        r = pre[i] if i in pre else exact(i)
         v = min(r.upper / n, cher[i])
         if v > best or i == order[0]:
             best, arg, det = max(best, v), i, r.details
