@@ -78,3 +78,16 @@ def test_a_forked_child_gets_its_own_pool(monkeypatch):
 
 def _child_job():
     return _parallel.pmap(lambda x: x * x, [1, 2, 3])
+
+
+def test_blanket_victim_pairs_summed_side_by_side_give_the_same_delta(monkeypatch):
+    """The leading victim pairs' exact sums run in parallel when threads are free; the
+    maximum (and the pair it came from) is the same as one at a time."""
+    mech = sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+    pairs = blanket.blanket_pairs(sd.Shuffle(mech, n=50_000))
+    got = {}
+    for k in ("1", "4"):
+        monkeypatch.setenv("SHUFFLEDP_THREADS", k)
+        got[k] = [blanket._max_over_pairs(pairs, 50_000, e)[:2] for e in (0.001, 0.01, 0.03)]
+    assert got["1"] == got["4"]
+    assert all(v > 0 for v, _ in got["1"])
