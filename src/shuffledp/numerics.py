@@ -237,41 +237,10 @@ def binom_logpmf(k, n, p, q=None):
     """log Pr[Bin(n, p) = k], accurate to ~1e-15 relative in the pmf (vectorised in k).
 
     ``q`` is 1 - p; pass it when it is known more accurately than ``1 - p`` (for example
-    ``q = 1/(e^eps0 + 1)`` computed directly). Out-of-support k gives -inf.
+    ``q = 1/(e^eps0 + 1)`` computed directly). Out-of-support k gives -inf. (One n for all
+    k; ``binom_logpmf_pairs`` takes one n per k.)
     """
-    k = np.asarray(k, dtype=float)
-    n = float(n)
-    p = float(p)
-    q = 1.0 - p if q is None else float(q)
-    out = np.full(k.shape, -np.inf)
-    if p <= 0.0:
-        out[k == 0] = 0.0
-        return out
-    if q <= 0.0:
-        out[k == n] = 0.0
-        return out
-    lo_edge = k == 0
-    hi_edge = k == n
-    # Each edge uses whichever of p, q is small (and hence accurate): log1p of the small
-    # one, or the log of it directly.
-    out[lo_edge] = n * math.log1p(-p) if p < 0.5 else n * math.log(q)
-    out[hi_edge] = n * math.log(p) if p < 0.5 else n * math.log1p(-q)
-    inner = (k > 0) & (k < n)
-    if np.any(inner):
-        ki = k[inner]
-        nk = n - ki
-        # The means n·p and n·q are rounded to double; their rounding error e (up to
-        # n·p·2^-53) would move bd0(x, m) by e·(1 − x/m), i.e. ~2^-53·z·sd at z standard
-        # deviations (1e-13 at n = 1e6, 5e-12 at n = 1e9). Carry the exact residual and
-        # apply that first-order correction.
-        mp_hi, mq_hi = n * p, n * q
-        mp_lo = float(Fraction(n) * Fraction(p) - Fraction(mp_hi))
-        mq_lo = float(Fraction(n) * Fraction(q) - Fraction(mq_hi))
-        lc = (stirlerr(np.array([n]))[0] - stirlerr(ki) - stirlerr(nk)
-              - bd0(ki, mp_hi) - bd0(nk, mq_hi)
-              - mp_lo * (1.0 - ki / mp_hi) - mq_lo * (1.0 - nk / mq_hi))
-        out[inner] = lc - 0.5 * np.log(2.0 * math.pi * ki * nk / n)
-    return out
+    return binom_logpmf_pairs(k, float(n), p, q)
 
 
 #: Largest n at which scipy's ``bdtr``/``bdtrc`` (regularised incomplete beta) are used with
@@ -341,38 +310,64 @@ def binom_cdf_bounds(k: int, n: int, p: float) -> tuple[float, float]:
 
 
 def binom_logpmf_pairs(k, n, p: float, q: float | None = None) -> np.ndarray:
-    """``binom_logpmf`` at paired arrays (k[i], n[i]) — one n per entry (same accuracy:
-    Loader's form with the exact residual of each n·p)."""
+    """``binom_logpmf`` at paired arrays (k[i], n[i]) (n may be one number for all k).
+
+    Loader's form: stirlerr and the deviance ``bd0`` without cancellation. The means n·p
+    and n·q are rounded to double; their rounding error e (up to n·p·2^-53) would move
+    bd0(x, m) by e·(1 − x/m), i.e. ~2^-53·z·sd at z standard deviations (1e-13 at n = 1e6,
+    5e-12 at n = 1e9), so the exact residual of each distinct n is carried and that
+    first-order correction applied. Out-of-support k gives -inf.
+    """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
-    k, n = np.broadcast_arrays(k, n)
-    out = np.full(k.shape, -np.inf)
+    if n.ndim == 0:           # one n for every k: it stays one number (no per-k copies)
+        shape, kb = k.shape, k
+
+        def at(mask):
+            return n
+    else:
+        shape = np.broadcast_shapes(k.shape, n.shape)
+        kb = np.broadcast_to(k, shape)
+
+        def at(mask):
+            return np.broadcast_to(n, shape)[mask]
+
+    out = np.full(shape, -np.inf)
     p = float(p)
     q = 1.0 - p if q is None else float(q)
-    if p <= 0.0 or q <= 0.0:
-        for i in range(k.size):
-            out.flat[i] = binom_logpmf(np.array([k.flat[i]]), n.flat[i], p, q)[0]
+    if p <= 0.0:
+        out[kb == 0] = 0.0
         return out
-    lo_edge = (k == 0) & (n >= 0)
-    hi_edge = (k == n) & (n > 0)
-    out[lo_edge] = n[lo_edge] * (math.log1p(-p) if p < 0.5 else math.log(q))
-    out[hi_edge] = n[hi_edge] * (math.log(p) if p < 0.5 else math.log1p(-q))
-    inner = (k > 0) & (k < n)
+    if q <= 0.0:
+        out[kb == n] = 0.0
+        return out
+    # Each edge uses whichever of p, q is small (and hence accurate): log1p of the small
+    # one, or the log of it directly.
+    lo_edge = kb == 0
+    hi_edge = kb == n
+    out[lo_edge] = at(lo_edge) * (math.log1p(-p) if p < 0.5 else math.log(q))
+    out[hi_edge] = at(hi_edge) * (math.log(p) if p < 0.5 else math.log1p(-q))
+    inner = (kb > 0) & (kb < n)
     if np.any(inner):
-        ki, ni = k[inner], n[inner]
+        ki, ni = kb[inner], at(inner)
         nk = ni - ki
         mp_hi, mq_hi = ni * p, ni * q
-        fp, fq = Fraction(p), Fraction(q)
-        mp_lo = np.array([float(Fraction(int(x)) * fp - Fraction(float(y)))
-                          for x, y in zip(ni, mp_hi)])
-        mq_lo = np.array([float(Fraction(int(x)) * fq - Fraction(float(y)))
-                          for x, y in zip(ni, mq_hi)])
+        # the exact residuals n·p − fl(n·p), once per distinct n
+        def residual(m, f):
+            x = float(m)
+            return float(Fraction(int(x)) * Fraction(f) - Fraction(x * f))
+
+        if ni.ndim == 0:
+            mp_lo, mq_lo = residual(ni, p), residual(ni, q)
+        else:
+            un, inv = np.unique(ni, return_inverse=True)
+            mp_lo = np.array([residual(x, p) for x in un])[inv]
+            mq_lo = np.array([residual(x, q) for x in un])[inv]
         lc = (stirlerr(ni) - stirlerr(ki) - stirlerr(nk)
               - bd0(ki, mp_hi) - bd0(nk, mq_hi)
               - mp_lo * (1.0 - ki / mp_hi) - mq_lo * (1.0 - nk / mq_hi))
         out[inner] = lc - 0.5 * np.log(2.0 * math.pi * ki * nk / ni)
     return out
-
 
 #: Terms per vectorised pass of ``_tail_series_many`` (a few arrays of this many floats).
 _SERIES_ELEMENTS = 1 << 21
