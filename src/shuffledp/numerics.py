@@ -257,38 +257,11 @@ def _tail_series(edge: int, n: int, p: float, down: bool) -> tuple[float, float]
     with i; the caller makes sure the edge is on its tail's side of the mean, so r_i < 1,
     and once a partial product t_m is reached the rest is at most t_m/(1 − r_m) (a geometric
     tail). b is Loader's log-pmf (``binom_logpmf``, ~1e-12 relative at n = 1e9); the products
-    and sums of m positive terms add ≤ 4(m + 2)·u relative.
+    and sums of m positive terms add ≤ 4(m + 2)·u relative. One entry of
+    ``_tail_series_many`` (the one implementation of the series).
     """
-    q = 1.0 - p
-    if down:          # r_i = b(edge − i − 1)/b(edge − i) = (edge − i) q/((n − edge + i + 1) p)
-        a0, b0, num_f, den_f, limit = float(edge), float(n - edge + 1), q, p, edge + 1
-    else:             # r_i = b(edge + i + 1)/b(edge + i) = (n − edge − i) p/((edge + i + 1) q)
-        a0, b0, num_f, den_f, limit = float(n - edge), float(edge + 1), p, q, n - edge + 1
-    lb = float(binom_logpmf(np.array([float(edge)]), n, p)[0])
-    total, t, i0, rem, chunk = 0.0, 1.0, 0, 0.0, 4096
-    while i0 < limit:
-        m = min(chunk, limit - i0)
-        i = np.arange(i0, i0 + m, dtype=float)
-        r = (a0 - i) * num_f / ((b0 + i) * den_f)
-        prods = t * np.cumprod(r)                      # t_{i0+1}, …, t_{i0+m}
-        total += t + float(np.sum(prods[:-1]))
-        t_next, r_last = float(prods[-1]), float(r[-1])
-        i0 += m
-        if i0 >= limit:
-            break                                       # the tail's last term was summed
-        if t_next == 0.0:
-            rem = (limit - i0) * 5e-324                 # each remaining term underflowed
-            break
-        if r_last < 1.0 and t_next / (1.0 - r_last) <= 1e-18 * total:
-            rem = t_next / (1.0 - r_last)               # t_next·(1 + r + r² + …)
-            break
-        t = t_next
-        chunk = min(chunk * 2, 1 << 20)
-    eta = 1e-11 + 4.0 * (i0 + 2) * _U
-    lo = math.exp(lb) * total * (1.0 - eta)
-    # Below the float range the upper end is 1e-300 (the tail is < e^-745·(total + rem)).
-    hi = max(math.exp(lb) * (total + rem) * (1.0 + eta), 1e-300)
-    return max(lo, 0.0), min(hi, 1.0)
+    lo, hi = _tail_series_many([edge], n, p, [down])
+    return float(lo[0]), float(hi[0])
 
 
 def binom_cdf_bounds(k: int, n: int, p: float) -> tuple[float, float]:
@@ -374,10 +347,11 @@ _SERIES_ELEMENTS = 1 << 21
 
 
 def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
-    """``_tail_series`` for many (edge, n, down) at once: the same terms (the edge's pmf
-    times partial products of the ratios moving away from the mean), the same geometric
-    remainder and the same rounding allowance 1e-11 + 4(m + 2)u for m terms summed, in the
-    same blocks of terms (4096, doubling), so the values are the scalar version's."""
+    """``_tail_series`` for many (edge, n, down) at once (n may be one number): the edge's
+    pmf times partial products of the ratios moving away from the mean, summed in blocks
+    of 4096 terms (doubling) until the geometric remainder is below 1e-18 of the sum, with
+    the rounding allowance 1e-11 + 4(m + 2)u for m terms summed. Each row is summed as its
+    own slice, so its sums round exactly as they would for that entry alone."""
     edge = np.asarray(edge, dtype=float)
     n = np.asarray(n, dtype=float)
     down = np.asarray(down, dtype=bool)
@@ -402,12 +376,21 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             sub = idx[g0:g0 + group]
             i = done_terms[sub][:, None] + np.arange(block, dtype=float)[None, :]
             m = np.minimum(block, limit[sub] - done_terms[sub])     # terms left, this block
-            col = np.arange(block)[None, :]
-            r = np.where(col < m[:, None], (a0[sub, None] - i) * num[sub, None]
-                         / ((b0[sub, None] + i) * den[sub, None]), 1.0)
+            full = m == block
+            r = (a0[sub, None] - i) * num[sub, None] / ((b0[sub, None] + i) * den[sub, None])
+            if not full.all():       # a tail's last block: ratios past its end are 1
+                r = np.where(np.arange(block)[None, :] < m[:, None], r, 1.0)
             prods = t[sub, None] * np.cumprod(r, axis=1)           # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one
-            total[sub] += t[sub] + np.where(col < (m - 1)[:, None], prods, 0.0).sum(axis=1)
+            # (each row's own slice, so the sums round exactly as one entry's would)
+            if full.all():
+                part = prods[:, :block - 1].sum(axis=1)
+            else:
+                part = np.empty(sub.size)
+                part[full] = prods[full, :block - 1].sum(axis=1)
+                for r_ in np.flatnonzero(~full):
+                    part[r_] = prods[r_, :int(m[r_]) - 1].sum()
+            total[sub] += t[sub] + part
             last = np.maximum(m.astype(np.int64) - 1, 0)
             rows = np.arange(sub.size)
             t_next, r_last = prods[rows, last], r[rows, last]
