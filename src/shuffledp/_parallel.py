@@ -66,7 +66,6 @@ def parallel() -> bool:
 def pmap(fn, items) -> list:
     """``[fn(x) for x in items]``, on ``threads()`` threads when there is more than one job."""
     items = list(items)
-    k = threads()
-    if k <= 1 or len(items) < 2 or getattr(_local, "worker", False):
+    if len(items) < 2 or not parallel():
         return [fn(x) for x in items]
-    return list(_executor(k).map(fn, items))
+    return list(_executor(threads()).map(fn, items))
