@@ -246,23 +246,15 @@ def composed_delta_floor(lat: LossLattice, T: int, eps: float) -> float:
         tilt = _Tilt(lat, T, eps / d)
     except ArithmeticError:
         return inf
-    k = int(np.searchsorted(tilt.s, eps / d, side="right"))
-    if k >= tilt.s.size:
+    terms = tilt._window_sum(eps, 600.0)
+    if terms is None or not math.isfinite(terms[0]):
         return inf
-    s = tilt.s[k:]
-    lw = tilt.log_scale + tilt.slope * s
-    if float(lw.max()) > 600.0:
-        return inf
-    keep = lw > -700.0
-    g = -np.expm1(np.minimum(eps - s * d, 0.0))
-    w = np.exp(lw[keep]) * g[keep]
-    main = float(np.sum(w * tilt.Q[k:][keep]))
-    fft = math.sqrt(float(np.sum(w * w))) * tilt.err
+    main, l2, _, w_max, wr = terms
+    fft = l2 * tilt.err
     alias = 0.0
     full = T * (lat.q.size - 1) + 1
     if tilt.L < full:                         # a window, not the whole support: aliasing
-        alias = float(np.max(w)) * tilt.outside_mass() if w.size else 0.0
-    wr = 8.0 * _U * (4.0 + float(np.max(np.abs(lw))) + abs(eps) + float(s[-1]) * d)
+        alias = w_max * tilt.outside_mass()
     fin = (main - fft - alias) / ((1.0 + tilt.rel) * (1.0 + wr))
     return inf + max(fin, 0.0) * (1.0 - 1e-12)
 
@@ -512,6 +504,31 @@ class _Tilt:
         """The window has no weight below it at ε (else a re-tilt is needed)."""
         return eps >= self.lat.d * (self.s_lo - 1)
 
+    def _window_sum(self, eps: float, top_max: float):
+        """The window's part of E[(e^{dS} − e^ε)_+] in the tilted form, Σ_{s > ε/d} w_s·Q(s)
+        with w_s = e^{log_scale + (d − φ)s}(1 − e^{ε − sd}): (that sum, ‖w‖₂, how many
+        weights below e^-700 were left out, the largest kept weight, the weights' relative
+        rounding). None when no window point is above ε/d; the sum is inf when the largest
+        log weight exceeds ``top_max`` (the tilt is too far from ε). Weights below e^-700
+        are left out: computing them would produce subnormal numbers, ~100x slower."""
+        d = self.lat.d
+        k = int(np.searchsorted(self.s, eps / d, side="right"))
+        if k >= self.s.size:
+            return None
+        s = self.s[k:]
+        lw = self.log_scale + self.slope * s
+        if float(lw.max()) > top_max:
+            return math.inf, math.inf, 0, math.inf, math.inf
+        g = -np.expm1(np.minimum(eps - s * d, 0.0))
+        keep = lw > -700.0
+        w = np.exp(lw[keep]) * g[keep]
+        main = float(np.sum(w * self.Q[k:][keep]))
+        l2 = math.sqrt(float(np.sum(w * w)))
+        # weights: exp/expm1 and the products φ·s, ε − s·d each carry a few ulps relative
+        wr = 8.0 * _U * (4.0 + float(np.max(np.abs(lw))) + abs(eps) + float(s[-1]) * d)
+        return (main, l2, int(lw.size - np.count_nonzero(keep)),
+                float(np.max(w)) if w.size else 0.0, wr)
+
     def delta_finite(self, eps: float):
         """(certified upper bound on E[(1 − e^{ε−dS})_+; all finite], its allowance)."""
         d = self.lat.d
@@ -519,25 +536,14 @@ class _Tilt:
             return self.heavy, self.heavy
         if not self.covers(eps):
             return math.inf, math.inf
-        k = int(np.searchsorted(self.s, eps / d, side="right"))
-        if k >= self.s.size:                 # only the tail above the window is left
+        terms = self._window_sum(eps, 300.0)
+        if terms is None:                    # only the tail above the window is left
             return self.right + self.heavy, self.right + self.heavy
-        s = self.s[k:]
-        x = eps - s * d
-        g = -np.expm1(np.minimum(x, 0.0))
-        lw = self.log_scale + self.slope * s
-        top = float(lw.max()) if lw.size else 0.0
-        if top > 300.0:                      # the tilt is far from ε: re-tilt
+        main, l2, dropped, _, wr = terms
+        if not math.isfinite(main):          # the tilt is far from ε: re-tilt
             return math.inf, math.inf
-        # weights below e^-700 are charged in bulk (≤ e^-700 each, Q ≤ 1 + its error):
-        # computing them would produce subnormal numbers, ~100x slower
-        keep = lw > -700.0
-        bulk = 2.0 * math.exp(-700.0) * float(lw.size - np.count_nonzero(keep))
-        w = np.exp(lw[keep]) * g[keep]
-        main = float(np.sum(w * self.Q[k:][keep]))
-        fft = math.sqrt(float(np.sum(w * w))) * self.err + bulk
-        # weights: exp/expm1 and the products φ·s, ε − s·d each carry a few ulps relative
-        wr = 8.0 * _U * (4.0 + float(np.max(np.abs(lw))) + abs(eps) + (float(s[-1]) * d if s.size else 0.0))
+        # weights below e^-700 are charged in bulk (≤ e^-700 each, Q ≤ 1 + its error)
+        fft = l2 * self.err + 2.0 * math.exp(-700.0) * dropped
         total = (main + fft) * (1.0 + self.rel) * (1.0 + wr) + self.right + self.heavy
         return total, total - main
 
