@@ -78,6 +78,19 @@ def renyi(P: dict, Q: dict, order) -> mp.mpf:
     return mp.log(total) / (lam - 1)
 
 
+def product_hockey(P, Q, T: int, eps) -> mp.mpf:
+    """δ_{P‖Q}(ε) of the T-fold product of a small atom pair (lists of mpf masses, atom i
+    in both), by enumerating every T-tuple: Σ (ΠP − e^ε ΠQ)_+."""
+    e = mp.e ** mp.mpf(eps)
+    tot = mp.mpf(0)
+    for tup in itertools.product(range(len(P)), repeat=T):
+        a = mp.fprod(P[i] for i in tup)
+        b = mp.fprod(Q[i] for i in tup)
+        if a > e * b:
+            tot += a - e * b
+    return tot
+
+
 def product(P: dict, Q: dict) -> dict:
     return {(a, b): pa * qb for a, pa in P.items() for b, qb in Q.items()}
 

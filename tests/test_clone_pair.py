@@ -477,17 +477,8 @@ def test_fmt23_pair_is_a_post_processing_of_fmt20_pair(eps0):
 
 def _hs_product(lp, lq, T, eps):
     """δ_{P‖Q} of the T-fold product of a small atom pair, by enumeration (50 digits)."""
-    import itertools
-    P = [mp.e ** mp.mpf(float(x)) for x in lp]
-    Q = [mp.e ** mp.mpf(float(x)) for x in lq]
-    e = mp.e ** mp.mpf(eps)
-    tot = mp.mpf(0)
-    for tup in itertools.product(range(len(P)), repeat=T):
-        a = mp.fprod(P[i] for i in tup)
-        b = mp.fprod(Q[i] for i in tup)
-        if a > e * b:
-            tot += a - e * b
-    return tot
+    return oracle.product_hockey([mp.e ** mp.mpf(float(x)) for x in lp],
+                                 [mp.e ** mp.mpf(float(x)) for x in lq], T, eps)
 
 
 @pytest.mark.parametrize("eps0,n,budget", [(1.0, 12, 30), (2.0, 15, 40), (0.5, 10, 25)])
