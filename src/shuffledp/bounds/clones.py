@@ -297,10 +297,11 @@ class _PairBound(Bound):
             return False
         if question == "epsilon":
             # Worth trying only if the pair likely loses: its Gaussian approximation (the
-            # T-fold loss as a Gaussian mechanism's, μ² = T·Var L) is not clearly below
-            # beat. (A heuristic that only saves the attempt; the floor decides.)
-            from .blanket import _gauss_eps
-            if _gauss_eps(math.sqrt(rounds * mom[1]), x) < 0.8 * beat:
+            # T-fold loss as a Gaussian mechanism's with σ = 1/μ, μ² = T·Var L) is not
+            # clearly below beat. (A heuristic that only saves the attempt; the floor
+            # decides.)
+            from ..gaussian_rdp import gaussian_epsilon
+            if gaussian_epsilon(1.0 / math.sqrt(rounds * mom[1]), x) < 0.8 * beat:
                 return False
         # Rounding losses down drifts the T-fold sum by up to T·d: a step of 0.05/√T loss
         # standard deviations keeps that within 0.05 of the sum's own spread, unless the
