@@ -245,3 +245,32 @@ def test_floor_with_a_window_and_aliasing_stays_below():
             lo = pf.composed_delta_floor(lat, T, eps)
             assert lo <= exact * (1 + 1e-9)
             assert lo >= 0.9 * exact
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 6), T=st.sampled_from([3, 50, 2000, 10**5]),
+       delta=st.sampled_from([1e-3, 1e-6, 1e-10]))
+def test_steered_search_returns_a_checked_and_near_smallest_end(seed, k, T, delta):
+    # The Newton / chord steps from the fast form's root must land on an ε where the
+    # certified value holds, not above the previous geometric stepping's end, and (when
+    # the allowances are small) not above the smallest such ε by more than ~1e-9 of it.
+    rng = np.random.default_rng(seed)
+    a, b = _pair(rng, k)
+    lat = pf.loss_lattice(_logs(a), _logs(b), None)
+    tilt = pf._Tilt(lat, T, pf._start_centre(lat, T, delta))
+    lo = max(0.0, lat.d * (tilt.s_lo - 1))
+    hi = lat.d * tilt.s_hi
+    if tilt.delta_finite(hi)[0] > delta or tilt.delta_finite(lo)[0] <= delta:
+        return                                   # the root is outside this window
+    e = pf._search_steered(tilt, delta, lo, hi)
+    exact = (lambda x: tilt.delta_finite(x)[0])
+    assert exact(e) <= delta
+    # never above the previous method (geometric steps up from the fast root + bisection)
+    fast = tilt.steer(lo)
+    if fast is None:                             # no fast form: plain certified bisection
+        return
+    e_fast = pf._search(fast, delta, lo, hi, certify=False)
+    assert e <= pf._step_up(exact, delta, e_fast, hi) * (1 + 1e-10)
+    below = e * (1.0 - 2e-9)
+    if below > lo and exact(e_fast) <= 1.01 * delta:
+        assert exact(below) > delta

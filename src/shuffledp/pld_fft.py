@@ -493,11 +493,30 @@ class _Tilt:
         SB = np.cumsum(B[::-1])[::-1]
         s0, right = float(s[0]), self.right + self.heavy
 
+        # Σ_{s > ε/d} A_s e^{ε − sd} from the suffix sums of B = A·e^{−(s − s0)d}, unless the
+        # window spans more than ~650 in loss: then B underflows far from s0 (and e^{ε−s0·d}
+        # overflows), so the sum is taken directly over the ~745/d points where e^{ε−sd}
+        # is not negligible.
+        wide = d * (float(s[-1]) - s0) > 650.0
+        m = int(745.0 / d) + 2
+
+        def tilted_b(k, eps):
+            if wide:
+                return float(np.dot(A[k:k + m], np.exp(eps - s[k:k + m] * d)))
+            sb = float(SB[k])
+            return 0.0 if sb <= 0.0 else math.exp(eps - s0 * d + math.log(sb))
+
         def approx(eps):
             k = int(np.searchsorted(s, eps / d, side="right"))
             if k >= s.size:
                 return right
-            return max(float(SA[k]) - math.exp(eps - s0 * d) * float(SB[k]), 0.0) + right
+            return max(float(SA[k]) - tilted_b(k, eps), 0.0) + right
+
+        def slope(eps):
+            # −dδ/dε of the window part: Σ_{s > ε/d} e^{lw} Q e^{ε − sd} (δ is convex in ε)
+            k = int(np.searchsorted(s, eps / d, side="right"))
+            return 0.0 if k >= s.size else tilted_b(k, eps)
+        approx.slope = slope
         return approx
 
     def covers(self, eps: float) -> bool:
@@ -630,16 +649,74 @@ def composed_epsilon(lat: LossLattice, T: int, delta: float):
 
 def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float:
     """Smallest certified ε in [lo, hi] for one tilt: bisection on the fast suffix-sum
-    form, then the certified ``delta_finite`` at the end, stepped up until it holds."""
+    form, then Newton and regula-falsi steps on the certified ``delta_finite`` from that
+    root (every end returned is checked)."""
     exact = (lambda e: tilt.delta_finite(e)[0])
     fast = tilt.steer(lo)
     if fast is None:
         return _search(exact, budget, lo, hi)
-    if exact(lo) <= budget:
+    # The certified value at lo is only needed when the fast form says it might pass.
+    if fast(lo) <= 2.0 * budget and exact(lo) <= budget:
         return lo
     eps = _search(fast, budget, lo, hi, certify=False)
-    # The certified value adds the allowances to the fast form: step up geometrically
-    # from the fast root (a few evaluations; the answer is within the last step of it).
+    tot = exact(eps)
+    if tot <= budget or eps >= hi:
+        return eps
+    if tot > 1.01 * budget:
+        # the allowances are not small here (a window far from the answer, re-tilted by
+        # the caller): the fast form's slope says little about the certified value
+        return _step_up(exact, budget, eps, hi)
+    # The certified value adds its allowances (and the fast form's rounding) to the fast
+    # form, so its root is above the fast root. From the failing fast root: Newton steps
+    # on the certified value with the fast form's slope (δ is convex and decreasing in ε:
+    # the tangent's root is at or below the certified one, so each step is lengthened a
+    # little, more after each failure) until one passes; then the bracket is narrowed by
+    # regula falsi (Illinois) to 1e-10 of ε. Every end returned is one where the certified
+    # value was checked. Typically 3–5 evaluations instead of ~12 for geometric steps.
+    f_e, f_g = eps, tot - budget
+    p_e = p_g = None
+    grow = 1e-3
+    for _ in range(8):
+        g = fast.slope(f_e)
+        if not g > 0.0:
+            break
+        c = min(hi, f_e + (f_g / g) * (1.0 + grow) + 1e-14 * f_e)
+        t = exact(c) - budget
+        if t <= 0.0:
+            p_e, p_g = c, t
+            break
+        f_e, f_g = c, t
+        grow *= 8.0
+        if c >= hi:
+            break
+    if p_e is None:
+        return _step_up(exact, budget, f_e, hi)
+    side = 0
+    for _ in range(8):
+        # done when the bracket is 1e-10 of ε, or the passing end's value is within 1e-12
+        # of the budget (δ itself is resolved only to a few ulps there)
+        if p_e - f_e <= 1e-10 * p_e or -p_g <= 1e-12 * budget:
+            break
+        c = p_e - p_g * (p_e - f_e) / (p_g - f_g)
+        if not f_e < c < p_e:
+            c = 0.5 * (f_e + p_e)
+        t = exact(c) - budget
+        if t <= 0.0:
+            p_e, p_g = c, t
+            if side == 1:
+                f_g *= 0.5                   # Illinois: the failing end was kept twice
+            side = 1
+        else:
+            f_e, f_g = c, t
+            if side == -1:
+                p_g *= 0.5
+            side = -1
+    return p_e
+
+
+def _step_up(exact, budget: float, eps: float, hi: float) -> float:
+    """Step up geometrically from a failing ε until the certified value holds, then a few
+    bisection steps (the end returned is always one where it was checked)."""
     rel = 1e-10
     fail = None
     while eps < hi and exact(eps) > budget:
@@ -647,9 +724,6 @@ def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float
         eps = min(hi, eps * (1.0 + rel) + 1e-15)
         rel *= 4.0
     if fail is not None:
-        # The last step may overshoot the certified root by up to 3/4 of it: a few exact
-        # bisection steps between the failing and the passing point (the end returned is
-        # always one where the certified value was checked).
         for _ in range(6):
             if eps - fail <= 1e-10 * eps:
                 break
