@@ -843,9 +843,7 @@ def fft_power_product(parts, L: int):
     parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
     cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
     logG = None
-    pert_sum = None
-    rough = None
-    Fs, absFs = [], []
+    Fs, absFs, epss = [], [], []
     for q, n, in_err in parts:
         qa = np.asarray(q, dtype=float)
         arr = np.zeros(L)
@@ -855,18 +853,29 @@ def fft_power_product(parts, L: int):
         absF = np.abs(F)
         absFs.append(absF)
         eps_i = cf * float(np.sum(np.abs(qa))) + in_err
+        epss.append(eps_i)
         with np.errstate(divide="ignore", invalid="ignore"):
             lg = np.log(absF + eps_i)
-            la = np.log(absF)
-        rough = n * la if rough is None else rough + n * la
         logG = n * lg if logG is None else logG + n * lg
+    # Where log G_k < −746, G_k = e^{log G_k} is exactly 0 in floating point: no power is
+    # kept there (|F̂|^n ≤ G) and nothing is charged. Everything below runs on the other
+    # frequencies only — once n is large, a small fraction of them.
+    live = np.flatnonzero(logG > -746.0)
+    rough = None
+    pert_sum = None
+    for F, absF, eps_i, (_, n, _) in zip(Fs, absFs, epss, parts):
+        a_l = absF[live]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            la = np.log(a_l)
+        rough = n * la if rough is None else rough + n * la
         # n_i ε_i/(|F̂_ik| + ε_i) (the telescoping sum's factor), ≤ n_i
-        term = n * eps_i / (absF + eps_i) if eps_i > 0 else np.zeros(absF.size)
+        term = n * eps_i / (a_l + eps_i) if eps_i > 0 else np.zeros(a_l.size)
         pert_sum = term if pert_sum is None else pert_sum + term
     # The complex logs (the accurate log|F̂| near |F̂| = 1, and the phase) only where the
-    # power can be kept: once n is large that is a small fraction of the frequencies. The
-    # margin covers the difference between log(abs(F̂)) and the complex log's real part.
-    cand = np.flatnonzero(rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts))
+    # power can be kept. The margin covers the difference between log(abs(F̂)) and the
+    # complex log's real part.
+    cand_l = np.flatnonzero(rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts))
+    cand = live[cand_l]
     logF = np.zeros(cand.size, dtype=complex)
     logabs_i = []
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -875,18 +884,17 @@ def fft_power_product(parts, L: int):
             logF += n * lf
             logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
     keep = logF.real > -_DROP
-    sig = np.zeros(rough.size, dtype=bool)
-    sig[cand[keep]] = True
+    sig_l = cand_l[keep]                         # kept components, as positions in ``live``
     logabs_i = [la[keep] for la in logabs_i]
-    Fn = np.zeros(rough.shape, dtype=complex)
+    Fn = np.zeros(absFs[0].size, dtype=complex)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[sig] = np.exp(logF[keep])
+        Fn[cand[keep]] = np.exp(logF[keep])
     Q = np.fft.irfft(Fn, L)
-    aFn = np.abs(Fn[sig])
+    aFn = np.abs(Fn[cand[keep]])
     with np.errstate(under="ignore", over="ignore"):
-        G = np.exp(logG)
+        G = np.exp(logG[live])
     pert = G * pert_sum
-    pert_l2 = math.sqrt(float(np.sum(pert[sig] ** 2)))
+    pert_l2 = math.sqrt(float(np.sum(pert[sig_l] ** 2)))
     if len(parts) == 1 and parts[0][2] == 0.0:
         q, n, _ = parts[0]
         qa = np.asarray(q, dtype=float)
@@ -894,12 +902,14 @@ def fft_power_product(parts, L: int):
         grow = math.exp((n - 1) * math.log(float(absFs[0].max()) + e_norm)) if n > 1 else 1.0
         pert_l2 = min(pert_l2, n * e_norm * grow)
     # powers' rounding: exp(Σ n_i log F_i) — each log carries ≤ ~4u(|log|F|| + π + 1)
-    rnd = np.zeros(int(np.count_nonzero(sig)))
+    rnd = np.zeros(int(sig_l.size))
     for (q, n, _), la in zip(parts, logabs_i):
         rnd += 4.0 * _U * (n * (np.abs(la) + math.pi + 1.0) + 2.0)
     pow_round = aFn * (rnd + 2.0 * _U * len(parts))
     # dropped components (|exact| ≤ G_k) and the non-significant ones' perturbation
-    dropped = G[~sig] * (1.0 + pert_sum[~sig])
+    rest = np.ones(live.size, dtype=bool)
+    rest[sig_l] = False
+    dropped = G[rest] * (1.0 + pert_sum[rest])
     spec_err = (pert_l2 + math.sqrt(float(np.sum(pow_round * pow_round)))
                 + math.sqrt(float(np.sum(dropped * dropped))))
     time_err = math.sqrt(2.0) * spec_err / math.sqrt(L)
