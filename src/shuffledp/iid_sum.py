@@ -337,6 +337,21 @@ def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
     return sum(math.exp(x) for x in (up, dn) if x > -745)
 
 
+def _circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
+    """Q[(start + j) mod L] for j < length ≤ L: at most two slices (no index array)."""
+    L = Q.size
+    i = start % L
+    if i + length <= L:
+        return Q[i:i + length]
+    return np.concatenate([Q[i:], Q[:length - (L - i)]])
+
+
+def _tile_run(v: np.ndarray, start: int, length: int) -> np.ndarray:
+    """v[(start + j) mod len(v)] for j < length (a periodic run)."""
+    reps = -(-(start + length) // v.size)
+    return np.tile(v, reps)[start:start + length]
+
+
 def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
     r"""E[(ΣG_i)_+] for large n in two stages: blocks of n1 ≈ √n terms, then n/n1 blocks.
 
@@ -376,15 +391,22 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
     for (k, count), (s_lo, s_hi) in zip(sizes, wins):
         Qk, errk = fft_power(qt, k, L1)
         sw = np.arange(s_lo, s_hi + 1, dtype=np.int64)
-        qw = np.maximum(Qk[(sw - k * lo) % L1], 0.0)
+        qw = np.maximum(_circular_run(Qk, s_lo - k * lo, sw.size), 0.0)
         out_prob += count * _chernoff_out(k, s_lo, s_hi, phi, lM, sd_t, log_mgf)
         a = np.floor_divide(sw, m)
-        b = (sw - a * m).astype(float)
-        f = b / m
-        a_lo = int(a.min())
-        size = int(a.max()) - a_lo + 2
-        q2 = (np.bincount(a - a_lo, weights=qw * (1.0 - f) * np.exp(-phi * b), minlength=size)
-              + np.bincount(a - a_lo + 1, weights=qw * f * np.exp(phi * (m - b)), minlength=size))
+        a_lo = int(a[0])
+        size = int(a[-1]) - a_lo + 2
+        # b = s mod m runs through 0 … m − 1 periodically: the factors that depend on b alone
+        # are computed on one period and tiled (the same values, elementwise)
+        bv = np.arange(m, dtype=float)
+        r0 = s_lo - a_lo * m
+        fv = bv / m
+        omf = _tile_run(1.0 - fv, r0, sw.size)
+        f = _tile_run(fv, r0, sw.size)
+        e_dn = _tile_run(np.exp(-phi * bv), r0, sw.size)
+        e_up = _tile_run(np.exp(phi * (m - bv)), r0, sw.size)
+        q2 = (np.bincount(a - a_lo, weights=qw * omf * e_dn, minlength=size)
+              + np.bincount(a - a_lo + 1, weights=qw * f * e_up, minlength=size))
         ck = float(q2.sum())
         q2 /= ck
         # ℓ1 perturbation: the block law's FFT error (‖·‖₂ ≤ errk/2 on ≤ |window| points)
