@@ -549,7 +549,16 @@ class _Tilt:
                 float(np.max(w)) if w.size else 0.0, wr)
 
     def delta_finite(self, eps: float):
-        """(certified upper bound on E[(1 − e^{ε−dS})_+; all finite], its allowance)."""
+        """(certified upper bound on E[(1 − e^{ε−dS})_+; all finite], its allowance).
+
+        Remembered per ε: the searches ask again at the ends they have already checked."""
+        memo = self.__dict__.setdefault("_memo", {})
+        hit = memo.get(eps)
+        if hit is None:
+            hit = memo[eps] = self._delta_finite(eps)
+        return hit
+
+    def _delta_finite(self, eps: float):
         d = self.lat.d
         if eps >= d * self.T * self.j_hi:
             return self.heavy, self.heavy
