@@ -244,6 +244,40 @@ def test_half_binom_runs_match_mpmath_and_loader():
         assert abs(got[k] - exact) <= 2e-13 + 4e-16 * abs(exact), (cs[k], xs[k])
 
 
+def test_half_binom_runs_far_tails_use_denser_anchors(monkeypatch):
+    """Runs reaching ~95 sd into the tails (huge RDP orders) fail the 32-step error test;
+    they are retried with anchors every 8th and 2nd x (not Loader's form at every point)
+    and still agree with 40-digit mpmath."""
+    import mpmath as mp
+    import shuffledp.numerics as nmod
+
+    mp.mp.dps = 40
+    calls = []
+    real = nmod.half_binom_logpmf_runs
+
+    def spy(c, x0, counts, block=32):
+        calls.append(block)
+        return real(c, x0, counts, block)
+
+    monkeypatch.setattr(nmod, "half_binom_logpmf_runs", spy)
+    rng = np.random.default_rng(11)
+    c = rng.integers(200, 20_000, 6).astype(float)
+    sd = np.sqrt(c) / 2
+    x0 = np.maximum(0, np.floor(c / 2 - 95 * sd))          # the whole support, mostly
+    cnt = (np.minimum(c + 1, np.ceil(c / 2 + 95 * sd)) - x0 + 1).astype(int)
+    got = nmod.half_binom_logpmf_runs(c, x0, cnt)
+    assert 8 in calls                       # the denser retry ran
+    xs = np.concatenate([x0[i] + np.arange(cnt[i]) for i in range(c.size)])
+    cs = np.concatenate([np.full(cnt[i], c[i]) for i in range(c.size)])
+    ref = nmod.half_binom_logpmf(xs, cs)
+    assert np.array_equal(np.isfinite(got), np.isfinite(ref))
+    far = np.flatnonzero(np.isfinite(ref) & (np.abs(xs - cs / 2) > 20 * np.sqrt(cs) / 2))
+    for k in rng.choice(far, 100, replace=False):
+        exact = float(mp.log(mp.binomial(int(cs[k]), int(xs[k]))) - int(cs[k]) * mp.log(2))
+        # far out the log values reach thousands: a few ulps of them (~1e-12) on top
+        assert abs(got[k] - exact) <= 2e-13 + 1e-15 * abs(exact), (cs[k], xs[k])
+
+
 def test_even_partition_counts_small_cases():
     # E(2, 1) = 1; E(4, 1) = 1, E(4, 2) = 3 (pairings of 4); E(6, 2) = C(6, 2) = 15 (a pair and a
     # quadruple), E(6, 3) = 15 (pairings of 6); row sums are the "even" Bell numbers 1, 4, 31.
