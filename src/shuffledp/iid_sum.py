@@ -306,7 +306,7 @@ def _weighted_sum(Q, offset: int, L: int, s_hi: int, step: float, phi: float):
     s = np.arange(1, s_cut + 1, dtype=np.int64)
     sf = s.astype(float)
     wts = step * sf * np.exp(-phi * sf)
-    main = float(np.sum(wts * np.maximum(Q[(s - offset) % L], 0.0)))
+    main = float(np.sum(wts * np.maximum(_circular_run(Q, 1 - offset, s_cut), 0.0)))
     beyond = 2.0 * step * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
     return main, beyond, math.sqrt(float(np.sum(wts * wts)))
 
@@ -338,8 +338,11 @@ def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
 
 
 def _circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
-    """Q[(start + j) mod L] for j < length ≤ L: at most two slices (no index array)."""
+    """Q[(start + j) mod L] for j < length: at most two slices (no index array) when
+    length ≤ L."""
     L = Q.size
+    if length > L:
+        return Q[(start + np.arange(length)) % L]
     i = start % L
     if i + length <= L:
         return Q[i:i + length]
