@@ -737,9 +737,10 @@ def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
     lv = half_binom_logpmf_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
     # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
     with np.errstate(divide="ignore", invalid="ignore"):
-        lu = np.where(x <= c, lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0)),
-                      -c * math.log(2.0))
-    lu = np.where(x == 0, -np.inf, lu)
+        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
+    top = ~(x <= c)                              # x = c + 1 only: a few points
+    lu[top] = -c[top] * math.log(2.0)
+    lu[x == 0] = -np.inf
     logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
     # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
     # no cancellation and finite at x = 0 and x = c + 1.
@@ -747,9 +748,12 @@ def _rdp_points(pair: ClonePair, c_eval, alo, ahi, j0: int, j1: int):
     arg = gamma * (2.0 * x - c - 1.0) / den
     # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
     # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
-    with np.errstate(divide="ignore"):
-        ell = np.where(arg > -0.5, np.log1p(np.maximum(arg, -0.5)),
-                       np.log(alpha * x + beta * (c + 1.0 - x)) - np.log(den))
+    ell = np.log1p(np.maximum(arg, -0.5))
+    low = ~(arg > -0.5)                          # the other form only where it is used
+    if low.any():
+        xl, cl = x[low], c[low]
+        with np.errstate(divide="ignore"):
+            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
     return jj, logP, ell
 
 
