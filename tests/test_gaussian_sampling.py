@@ -140,3 +140,31 @@ def test_sampled_gaussian_rdp_route_skipped_when_no_order_can_beat_its_pld():
     forced = sd.epsilon(proto, delta=1e-5, rounds=10, bound="trimmed-clone-sampled",
                         composition="rdp")
     assert forced.epsilon > r.epsilon
+
+
+@pytest.mark.parametrize("n, rounds, delta", [(3 * 10**7, 1, 1e-10), (2 * 10**9, 10, 1e-6)])
+def test_eps0_ranking_cells_match_certified_ones_and_choose_the_same_eps0(monkeypatch, n,
+                                                                         rounds, delta):
+    # The check-in Gaussian ranks candidate eps0 on cells whose distribution functions start
+    # from scipy's incomplete beta (not certified) instead of the certified series: the
+    # cells must agree closely with the certified ones, and the eps0 chosen must be the
+    # same as with certified cells (so the reported value, always computed on certified
+    # cells, does not change).
+    from shuffledp import sampled_pair as sp
+    from shuffledp.bounds import sampled as S
+
+    hp, _ = S.trimmed_hidden(n, 2.0, 4.0, rate=0.1)
+    a = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
+    b = sp.hidden_cells(hp, S._SEARCH_BUDGET)
+    assert np.array_equal(a.c, b.c) and np.array_equal(a.alpha, b.alpha)
+    assert np.allclose(a.w, b.w, rtol=1e-8, atol=1e-300) and a.worst == pytest.approx(b.worst, rel=1e-8)
+    e_fast = S._best_eps0.__wrapped__(n, 2.0, 0.1, None, delta, rounds)
+    real = sp._path_log_cdf_upper
+    monkeypatch.setattr(sp, "_path_log_cdf_upper",
+                        lambda N, q, K, ranking=False: real(N, q, K, False))
+    sp.hidden_cells.cache_clear()
+    sp._atoms.cache_clear()
+    e_cert = S._best_eps0.__wrapped__(n, 2.0, 0.1, None, delta, rounds)
+    sp.hidden_cells.cache_clear()
+    sp._atoms.cache_clear()
+    assert e_fast == e_cert

@@ -229,8 +229,8 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
             # evaluated on every cell): every slice as its own cell costs seconds per ε0
             # at 1e8 users. Ranking on the exact cells chose the same ε0 at every n of the
             # benchmark grid and its neighbours (n = 1e3 … 1e8).
-            return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET)
-        logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET)
+            return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET, ranking=True)
+        logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET, ranking=True)
         vals = _quick_rdp(logp, logq, tails, lmax, _SEARCH_ORDERS)
         return float(np.min(_rdp.eps_from_rdp(_SEARCH_ORDERS, rounds * vals, rest)))
 
