@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import (fft_power, fft_power_product, increasing_root,
+from .numerics import (fft_power, fft_power_product, fft_powers, increasing_root,
                        next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",
@@ -391,8 +391,8 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
                               f"{MAX_FFT} at n={n}; not computed")
     parts, a_offset, log_c, out_prob = [], 0, 0.0, 0.0
     k2 = 0
-    for (k, count), (s_lo, s_hi) in zip(sizes, wins):
-        Qk, errk = fft_power(qt, k, L1)
+    powers = fft_powers(qt, [k for k, _ in sizes], L1)     # one forward transform
+    for (k, count), (s_lo, s_hi), (Qk, errk) in zip(sizes, wins, powers):
         sw = np.arange(s_lo, s_hi + 1, dtype=np.int64)
         qw = np.maximum(_circular_run(Qk, s_lo - k * lo, sw.size), 0.0)
         out_prob += count * _chernoff_out(k, s_lo, s_hi, phi, lM, sd_t, log_mgf)

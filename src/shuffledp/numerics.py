@@ -822,7 +822,25 @@ def fft_power(q, n: int, L: int):
     return fft_power_product([(q, n)], L)
 
 
-def fft_power_product(parts, L: int):
+def fft_powers(q, ns, L: int):
+    """``[fft_power(q, n, L) for n in ns]`` with one forward transform of ``q`` (the same
+    values to the last bit)."""
+    fwd = _forward(q, 0.0, L)
+    return [fft_power_product([(q, n)], L, _fwd=[fwd]) for n in ns]
+
+
+def _forward(q, in_err: float, L: int):
+    """(F̂, |F̂|, ε) of one part: its zero-padded real transform and the componentwise bound
+    on the transform's error (``fft_power_product``)."""
+    cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
+    qa = np.asarray(q, dtype=float)
+    arr = np.zeros(L)
+    arr[:qa.size] = qa
+    F = np.fft.rfft(arr)
+    return F, np.abs(F), cf * float(np.sum(np.abs(qa))) + in_err
+
+
+def fft_power_product(parts, L: int, _fwd=None):
     """Circular convolution of ``n_i``-fold self-convolutions of non-negative vectors ``q_i``
     (``parts``: tuples (q_i, n_i) or (q_i, n_i, in_err_i)) by one product of FFT powers.
 
@@ -852,15 +870,10 @@ def fft_power_product(parts, L: int):
     cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
     logG = None
     Fs, absFs, epss = [], [], []
-    for q, n, in_err in parts:
-        qa = np.asarray(q, dtype=float)
-        arr = np.zeros(L)
-        arr[:qa.size] = qa
-        F = np.fft.rfft(arr)
+    for i, (q, n, in_err) in enumerate(parts):
+        F, absF, eps_i = _fwd[i] if _fwd is not None else _forward(q, in_err, L)
         Fs.append(F)
-        absF = np.abs(F)
         absFs.append(absF)
-        eps_i = cf * float(np.sum(np.abs(qa))) + in_err
         epss.append(eps_i)
         with np.errstate(divide="ignore", invalid="ignore"):
             lg = np.log(absF + eps_i)
