@@ -427,3 +427,41 @@ def test_merged_cells_dominate_the_per_slice_cells():
         merged = sp.hidden_delta(hp, eps, 2_000)
         assert merged >= fine * (1 - 1e-12)
     assert sp.hidden_epsilon(hp, 1e-8, 2_000) >= sp.hidden_epsilon(hp, 1e-8) * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_segments_side_by_side_equal_one_at_a_time(seed):
+    # The check-in cells' certified distribution functions are carried along every run of
+    # rows ("segment") at once, as rows of a padded matrix. Each value must be bit for bit
+    # what the one-segment form gives (same operations, same order): thresholds held in
+    # blocks, falls of more than 2 (restarts), rises by 1, 2 and more (pmf bridges), moves
+    # down by 1 and 2, and rows outside the support.
+    rng = np.random.default_rng(seed)
+    R, J, q = 400, 3, 0.83
+    N = 10.0**6 + 5000.0 - np.arange(R)
+    K = np.empty((R, J))
+    for j in range(J):
+        k = np.floor(N[0] * q) - 40.0 * j
+        col = []
+        for r in range(R):
+            u = rng.random()
+            if r % 60 == 0 and r:
+                k -= rng.integers(3, 40)                    # block boundary: restart
+            elif u < 0.15:
+                k += rng.choice([-2, -1, 1, 2, 3, 7])       # moves and bridges
+            col.append(k)
+        K[:, j] = col
+    K[17:19, 1] = -1.0                                      # below the support
+    out = sp._path_log_cdf_upper(N, q, K)
+    lp = math.log1p(-q)
+    for j in range(J):
+        k = K[:, j]
+        reg = (k >= 0) & (k < N)
+        first = reg.copy()
+        first[1:] &= ~reg[:-1] | ((k[1:] - k[:-1]) < -2)
+        starts = np.flatnonzero(first).tolist() + [R]
+        for r0, r1 in zip(starts[:-1], starts[1:]):
+            irr = np.flatnonzero(~reg[r0:r1])
+            r1 = r0 + (int(irr[0]) if irr.size else r1 - r0)
+            ref = sp._segment_log_cdf(N[r0:r1], k[r0:r1], q, lp)
+            assert np.array_equal(out[r0:r1, j], ref), (j, r0, r1)

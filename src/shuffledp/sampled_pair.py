@@ -210,14 +210,96 @@ def _path_log_cdf_upper(N, q, K, ranking: bool = False):
         F0 = binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
     nxt_row = np.minimum(s0 + 1, R - 1)
     base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
-    for i, (j, r0, r1) in enumerate(segs):
-        out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
-                                         float(base[i]))
+    _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
     return out
 
 
+def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
+    """``_segment_log_cdf`` for every segment (j, r0, r1) at once, written into ``out``:
+    the segments side by side as rows of a padded matrix, each cumulative sum taken along
+    its own row (so every value is computed by the same operations, in the same order, as
+    one segment alone would be)."""
+    S = len(segs)
+    sj = np.array([x[0] for x in segs], dtype=np.int64)
+    r0 = np.array([x[1] for x in segs], dtype=np.int64)
+    lens = np.array([x[2] - x[1] for x in segs], dtype=np.int64)
+    one = lens == 1
+    for i in np.flatnonzero(one):
+        out[r0[i], sj[i]] = math.log(min(float(F0[i]), 1.0) + 1e-300)
+    multi = np.flatnonzero(~one)
+    if multi.size == 0:
+        return
+    sj, r0, lens = sj[multi], r0[multi], lens[multi]
+    F0 = np.asarray(F0, dtype=float)[multi]
+    base = np.asarray(base, dtype=float)[multi]
+    S = multi.size
+    M = int(lens.max())
+    col = np.arange(M)
+    valid = col[None, :] < lens[:, None]
+    rows = np.where(valid, r0[:, None] + col[None, :], r0[:, None])
+    Ns = N[rows]
+    ks = K[rows, sj[:, None]]
+    Nr, kp, kr = Ns[:, 1:], ks[:, :-1], ks[:, 1:]
+    tvalid = valid[:, 1:]
+    D = np.where(tvalid, (kr - kp), 0.0).astype(np.int64)
+    mv = D != 0                                           # moving rows (row-major order)
+    Dm, Nm, km = D[mv], Nr[mv], kp[mv]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dn1 = np.log(km * (1.0 - q)) - np.log((Nm - km + 1.0) * q)
+        dn2 = np.log((km - 1.0) * (1.0 - q)) - np.log((Nm - km + 2.0) * q)
+        up1 = np.log((Nm - km) * q) - np.log((km + 1.0) * (1.0 - q))
+        up2 = np.log((Nm - km - 1.0) * q) - np.log((km + 2.0) * (1.0 - q))
+    Lm = np.select([Dm == -1, Dm == -2, Dm == 1, Dm == 2],
+                   [dn1, dn1 + dn2, up1, up1 + up2], default=0.0)
+    mv_s, mv_i = np.nonzero(mv)
+    bridges = []
+    for t in np.flatnonzero(Dm > 2):
+        si, i = int(mv_s[t]), int(mv_i[t])
+        kk = kp[si, i] + 1.0 + np.arange(int(D[si, i]), dtype=float)
+        lr = np.log((Nr[si, i] - kk[:-1]) * q) - np.log((kk[:-1] + 1.0) * (1.0 - q))
+        rel = float(up1[t]) + np.concatenate([[0.0], np.cumsum(lr)])
+        bridges.append((si, i, rel))
+        Lm[t] = rel[-1]
+    Lk = np.zeros(Nr.shape)
+    Lk[mv] = Lm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        LN = np.log1p(-kr / Nr) - lp
+    inc = Lk[:, :-1] + LN[:, :-1]
+    l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), np.cumsum(inc, axis=1)], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e0 = np.exp(l0)
+    c = q * e0
+    a = c.copy()
+    if Dm.size:
+        l0m = l0[mv]
+        step = np.where(Dm <= -1, -np.exp(l0m), 0.0)
+        step += np.where(Dm == -2, -np.exp(l0m + dn1), 0.0)
+        step += np.where((Dm >= 1) & (Dm <= 2), np.exp(l0m + up1), 0.0)
+        step += np.where(Dm == 2, np.exp(l0m + up1 + up2), 0.0)
+        c[mv] += step
+        a[mv] += np.abs(step)
+    tops = np.zeros(S, dtype=np.int64)
+    for si, i, rel in bridges:
+        v = float(np.sum(np.exp(l0[si, i] + rel)))
+        c[si, i] += v
+        a[si, i] += v
+        tops[si] = max(tops[si], int(D[si, i]))
+    C = np.cumsum(c, axis=1)
+    A = np.cumsum(a, axis=1)
+    for s_ in range(S):
+        m = int(lens[s_])
+        l0s = l0[s_, :m - 1]
+        eta = 1e-11 + (m + 8 + int(tops[s_])) * _U * (8.0 + float(np.max(np.abs(l0s))))
+        f0 = float(F0[s_])
+        F = np.concatenate([[f0], f0 + C[s_, :m - 1] + eta * (A[s_, :m - 1] + f0)])
+        with np.errstate(divide="ignore"):
+            out[r0[s_]:r0[s_] + m, sj[s_]] = np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300)
+
+
 def _segment_log_cdf(N, k, q, lp, F0=None, base=None):
-    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout); ``F0``
+    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout) — the
+    one-segment form of ``_segments_log_cdf`` (which the path uses; this one is its
+    reference in the tests); ``F0``
     (the certified upper CDF at the first row) and ``base`` (log b(N[1], k[0])) when the
     caller computed them for many segments at once."""
     m = N.size
