@@ -210,7 +210,13 @@ def _path_log_cdf_upper(N, q, K, ranking: bool = False):
         F0 = binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
     nxt_row = np.minimum(s0 + 1, R - 1)
     base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
-    _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
+    if sum(r1 - r0 for _, r0, r1 in segs) >= 256 * len(segs):
+        # a few long runs: contiguous slices, one call each (a padded matrix would gather)
+        for i, (j, r0, r1) in enumerate(segs):
+            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
+                                             float(base[i]))
+    else:                               # many short runs: all at once
+        _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
     return out
 
 
@@ -298,8 +304,8 @@ def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
 
 def _segment_log_cdf(N, k, q, lp, F0=None, base=None):
     """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout) — the
-    one-segment form of ``_segments_log_cdf`` (which the path uses; this one is its
-    reference in the tests); ``F0``
+    one-segment form of ``_segments_log_cdf`` (the path uses this one for a few long runs,
+    that one for many short runs; the same values bit for bit); ``F0``
     (the certified upper CDF at the first row) and ``base`` (log b(N[1], k[0])) when the
     caller computed them for many segments at once."""
     m = N.size
