@@ -502,7 +502,7 @@ class _Tilt:
 
         def tilted_b(k, eps):
             if wide:
-                return float(np.dot(A[k:k + m], np.exp(eps - s[k:k + m] * d)))
+                return float(np.sum(A[k:k + m] * np.exp(eps - s[k:k + m] * d)))
             sb = float(SB[k])
             return 0.0 if sb <= 0.0 else math.exp(eps - s0 * d + math.log(sb))
 
@@ -701,17 +701,18 @@ def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float
     if p_e is None:
         return _step_up(exact, budget, f_e, hi)
     side = 0
+    p_true = p_g                             # the passing end's own value (not halved)
     for _ in range(8):
         # done when the bracket is 1e-10 of ε, or the passing end's value is within 1e-12
         # of the budget (δ itself is resolved only to a few ulps there)
-        if p_e - f_e <= 1e-10 * p_e or -p_g <= 1e-12 * budget:
+        if p_e - f_e <= 1e-10 * p_e or -p_true <= 1e-12 * budget:
             break
         c = p_e - p_g * (p_e - f_e) / (p_g - f_g)
         if not f_e < c < p_e:
             c = 0.5 * (f_e + p_e)
         t = exact(c) - budget
         if t <= 0.0:
-            p_e, p_g = c, t
+            p_e, p_g, p_true = c, t, t
             if side == 1:
                 f_g *= 0.5                   # Illinois: the failing end was kept twice
             side = 1
