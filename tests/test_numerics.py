@@ -529,3 +529,17 @@ def test_falling_root_certified_returns_a_checked_end():
     x = nm.falling_root_certified(lambda e: -math.inf if e > 0.5 else 0.5 - e, 0.0, 1.0,
                                   rtol=1e-9)
     assert 0.5 <= x <= 0.5 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fft_powers_share_the_transform_bit_for_bit(seed):
+    # Several powers of one vector from one forward transform must be exactly the powers
+    # computed one at a time (the two-stage sums rely on it for unchanged answers).
+    rng = np.random.default_rng(seed)
+    q = rng.random(int(rng.integers(3, 300))) ** 3
+    q /= q.sum() * (1.0 + 1e-3)
+    L = nm.next_fast_len(int(rng.integers(q.size, 20_000)))
+    ns = [1, 7, int(rng.integers(100, 10**6))]
+    for (Q1, e1), n in zip(nm.fft_powers(q, ns, L), ns):
+        Q2, e2 = nm.fft_power(q, n, L)
+        assert np.array_equal(Q1, Q2) and e1 == e2
