@@ -385,10 +385,20 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             i = done_terms[sub][:, None] + np.arange(block, dtype=float)[None, :]
             m = np.minimum(block, limit[sub] - done_terms[sub])     # terms left, this block
             full = m == block
-            r = (a0[sub, None] - i) * num[sub, None] / ((b0[sub, None] + i) * den[sub, None])
+            # r = (a0 − i)·num / ((b0 + i)·den), formed in place (the same operations in
+            # the same order as the expression; fewer block-sized temporaries)
+            r = a0[sub, None] - i
+            r *= num[sub, None]
+            np.add(b0[sub, None], i, out=i)
+            i *= den[sub, None]
+            r /= i
             if not full.all():       # a tail's last block: ratios past its end are 1
-                r = np.where(np.arange(block)[None, :] < m[:, None], r, 1.0)
-            prods = t[sub, None] * np.cumprod(r, axis=1)           # t_{i+1}, …
+                r[np.arange(block)[None, :] >= m[:, None]] = 1.0
+            last = np.maximum(m.astype(np.int64) - 1, 0)
+            rows = np.arange(sub.size)
+            r_last = r[rows, last]
+            prods = np.cumprod(r, axis=1, out=r)                    # (r is not needed again)
+            prods *= t[sub, None]                                   # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one
             # (each row's own slice, so the sums round exactly as one entry's would)
             if full.all():
@@ -399,9 +409,7 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
                 for r_ in np.flatnonzero(~full):
                     part[r_] = prods[r_, :int(m[r_]) - 1].sum()
             total[sub] += t[sub] + part
-            last = np.maximum(m.astype(np.int64) - 1, 0)
-            rows = np.arange(sub.size)
-            t_next, r_last = prods[rows, last], r[rows, last]
+            t_next = prods[rows, last]
             done_terms[sub] += m
             finished = done_terms[sub] >= limit[sub]
             under = ~finished & (t_next == 0.0)
