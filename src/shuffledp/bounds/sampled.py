@@ -243,10 +243,16 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
     pw = np.exp(logp)
     ell = logp - logq
     out = np.empty(orders.shape)
+    t = np.empty(ell.shape)
+    ab = np.empty(ell.shape)
     for i, L in enumerate(orders.tolist()):
         a = float(L - 1)
-        t = pw * np.expm1(np.minimum(a * ell, 700.0))
-        g = float(t.sum()) + 1e-12 * float(np.abs(t).sum())
+        # t = pw·expm1(min(a·ℓ, 700)), in place (the same operations in the same order)
+        np.multiply(ell, a, out=t)
+        np.minimum(t, 700.0, out=t)
+        np.expm1(t, out=t)
+        np.multiply(pw, t, out=t)
+        g = float(t.sum()) + 1e-12 * float(np.abs(t, out=ab).sum())
         g += float(np.dot(tails, np.expm1(np.minimum(a * lmax, 700.0))))
         out[i] = math.log1p(max(g, 0.0)) / a
     return out
