@@ -534,14 +534,16 @@ def renyi_minus_one(logp, logq, order):
 
 
 def falling_root_certified(g: Callable[[float], float], lo: float, hi: float, *,
-                           xtol: float = 1e-12, rtol: float = 1e-8, max_iter: int = 200) -> float:
+                           xtol: float = 1e-12, rtol: float = 1e-8, max_iter: int = 200,
+                           gtol: float | None = None) -> float:
     """Smallest x (to tolerance) with g(x) ≤ 0, for g non-increasing with g(lo) > 0 ≥ g(hi):
     the certified end of a bracket, like ``bisect_certified(lambda x: g(x) <= 0, …)``.
 
     Illinois regula falsi on the values of g (a log δ(ε) − log δ is nearly linear in ε, so a
     few evaluations replace the ~30 of bisection); a step that does not shrink the bracket
     by half, or a non-finite value, falls back to bisection. The returned x always had
-    g(x) ≤ 0 evaluated, and the bracket is narrowed to a quarter of the bisection tolerance.
+    g(x) ≤ 0 evaluated, and the bracket is narrowed to a quarter of the bisection tolerance
+    — or, with ``gtol``, until the returned end has −gtol ≤ g ≤ 0 (g resolved no finer).
     """
     glo, ghi = g(lo), g(hi)
     if not ghi <= 0.0:
@@ -551,7 +553,7 @@ def falling_root_certified(g: Callable[[float], float], lo: float, hi: float, *,
     side = 0
     for _ in range(max_iter):
         width = hi - lo
-        if width <= 0.25 * max(xtol, rtol * abs(hi)):
+        if width <= 0.25 * max(xtol, rtol * abs(hi)) or (gtol is not None and -ghi <= gtol):
             break
         if math.isfinite(glo) and math.isfinite(ghi) and glo > ghi:
             x = hi - ghi * width / (ghi - glo)
