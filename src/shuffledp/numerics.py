@@ -167,7 +167,7 @@ def half_binom_logpmf_runs(c, x0, counts, block: int = 32):
     k·u·Σ|terms|, each log of a ratio by ≤ 2u relative); rows where that could exceed
     ``RUN_REL_ERR`` are evaluated by Loader's form throughout, so every value is within
     ~2e-13 relative of the exact pmf. Rows that fail the test are first retried with
-    anchors four times denser (down to every 4th x) before falling back to Loader's form.
+    anchors every 8th, then every 2nd x before falling back to Loader's form.
     """
     c = np.asarray(c, dtype=float)
     x0 = np.asarray(x0, dtype=float)
@@ -839,10 +839,15 @@ def fft_powers(q, ns, L: int):
     return [fft_power_product([(q, n)], L, _fwd=[fwd]) for n in ns]
 
 
+def _fft_err_unit(L: int) -> float:
+    """c·u·log₂L: the error of one length-L transform per unit ℓ1 norm of its input."""
+    return _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
+
+
 def _forward(q, in_err: float, L: int):
     """(F̂, |F̂|, ε) of one part: its zero-padded real transform and the componentwise bound
     on the transform's error (``fft_power_product``)."""
-    cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
+    cf = _fft_err_unit(L)
     qa = np.asarray(q, dtype=float)
     arr = np.zeros(L)
     arr[:qa.size] = qa
@@ -877,7 +882,7 @@ def fft_power_product(parts, L: int, _fwd=None):
     norms.
     """
     parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
-    cf = _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
+    cf = _fft_err_unit(L)
     logG = None
     Fs, absFs, epss = [], [], []
     for i, (q, n, in_err) in enumerate(parts):
@@ -916,12 +921,13 @@ def fft_power_product(parts, L: int, _fwd=None):
             logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
     keep = logF.real > -_DROP
     sig_l = cand_l[keep]                         # kept components, as positions in ``live``
+    sig = cand[keep]                             # … and as frequencies
     logabs_i = [la[keep] for la in logabs_i]
     Fn = np.zeros(absFs[0].size, dtype=complex)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[cand[keep]] = np.exp(logF[keep])
+        Fn[sig] = np.exp(logF[keep])
     Q = np.fft.irfft(Fn, L)
-    aFn = np.abs(Fn[cand[keep]])
+    aFn = np.abs(Fn[sig])
     with np.errstate(under="ignore", over="ignore"):
         G = np.exp(logG[live])
     pert = G * pert_sum
