@@ -222,10 +222,7 @@ def _path_log_cdf_upper(N, q, K, ranking: bool = False):
 
 def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
     """``_segment_log_cdf`` for every segment (j, r0, r1) at once, written into ``out``:
-    the segments side by side as rows of a padded matrix, each cumulative sum taken along
-    its own row (so every value is computed by the same operations, in the same order, as
-    one segment alone would be)."""
-    S = len(segs)
+    the segments side by side as rows of a padded matrix (``_runs_log_cdf``)."""
     sj = np.array([x[0] for x in segs], dtype=np.int64)
     r0 = np.array([x[1] for x in segs], dtype=np.int64)
     lens = np.array([x[2] - x[1] for x in segs], dtype=np.int64)
@@ -236,52 +233,77 @@ def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
     if multi.size == 0:
         return
     sj, r0, lens = sj[multi], r0[multi], lens[multi]
-    F0 = np.asarray(F0, dtype=float)[multi]
-    base = np.asarray(base, dtype=float)[multi]
-    S = multi.size
-    M = int(lens.max())
-    col = np.arange(M)
+    col = np.arange(int(lens.max()))
     valid = col[None, :] < lens[:, None]
     rows = np.where(valid, r0[:, None] + col[None, :], r0[:, None])
-    Ns = N[rows]
-    ks = K[rows, sj[:, None]]
+    res = _runs_log_cdf(N[rows], K[rows, sj[:, None]], lens, q, lp,
+                        np.asarray(F0, dtype=float)[multi], np.asarray(base, dtype=float)[multi])
+    for s_, f in enumerate(res):
+        out[r0[s_]:r0[s_] + f.size, sj[s_]] = f
+
+
+def _segment_log_cdf(N, k, q, lp, F0=None, base=None):
+    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout), as a
+    one-row ``_runs_log_cdf`` (no copy of the run); ``F0`` (the certified upper CDF at the
+    first row) and ``base`` (log b(N[1], k[0])) when the caller computed them for many
+    segments at once."""
+    m = N.size
+    if F0 is None:
+        F0 = binom_cdf_bounds(int(k[0]), int(N[0]), q)[1]
+    if m == 1:
+        return np.array([math.log(min(F0, 1.0) + 1e-300)])
+    if base is None:
+        base = float(binom_logpmf(np.array([k[0]]), int(N[1]), q)[0])
+    return _runs_log_cdf(N[None, :], k[None, :], np.array([m]), q, lp,
+                         np.array([float(F0)]), np.array([float(base)]))[0]
+
+
+def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base) -> list:
+    """The path identities along runs of rows given as the rows of (S × M) matrices
+    ``Ns``, ``ks`` (run s uses its first ``lens[s]`` ≥ 2 entries; the rest is padding):
+    the log of the certified upper CDF at every row of every run. Every cumulative sum is
+    taken along its own row, so each run's values are computed by the same operations, in
+    the same order, whatever runs share the matrix."""
+    S = lens.size
     Nr, kp, kr = Ns[:, 1:], ks[:, :-1], ks[:, 1:]
-    tvalid = valid[:, 1:]
+    tvalid = np.arange(Nr.shape[1])[None, :] < (lens - 1)[:, None]
     D = np.where(tvalid, (kr - kp), 0.0).astype(np.int64)
-    mv = D != 0                                           # moving rows (row-major order)
+    mv = D != 0                                # rows where the threshold moves (row-major)
     Dm, Nm, km = D[mv], Nr[mv], kp[mv]
     with np.errstate(divide="ignore", invalid="ignore"):
-        dn1 = np.log(km * (1.0 - q)) - np.log((Nm - km + 1.0) * q)
-        dn2 = np.log((km - 1.0) * (1.0 - q)) - np.log((Nm - km + 2.0) * q)
-        up1 = np.log((Nm - km) * q) - np.log((km + 1.0) * (1.0 - q))
-        up2 = np.log((Nm - km - 1.0) * q) - np.log((km + 2.0) * (1.0 - q))
+        dn1 = np.log(km * (1.0 - q)) - np.log((Nm - km + 1.0) * q)           # k → k − 1
+        dn2 = np.log((km - 1.0) * (1.0 - q)) - np.log((Nm - km + 2.0) * q)   # k − 1 → k − 2
+        up1 = np.log((Nm - km) * q) - np.log((km + 1.0) * (1.0 - q))         # k → k + 1
+        up2 = np.log((Nm - km - 1.0) * q) - np.log((km + 2.0) * (1.0 - q))  # k + 1 → k + 2
+    # log b(N, kr) − log b(N, kp) at the moving rows (|D| ≤ 2 here; rises > 2 below)
     Lm = np.select([Dm == -1, Dm == -2, Dm == 1, Dm == 2],
                    [dn1, dn1 + dn2, up1, up1 + up2], default=0.0)
     mv_s, mv_i = np.nonzero(mv)
     bridges = []
-    for t in np.flatnonzero(Dm > 2):
-        si, i = int(mv_s[t]), int(mv_i[t])
-        kk = kp[si, i] + 1.0 + np.arange(int(D[si, i]), dtype=float)
+    for t in np.flatnonzero(Dm > 2):   # a rise by more than 2: a run of pmfs, all added
+        si, i = int(mv_s[t]), int(mv_i[t])   # (falls by more than 2 start a new segment)
+        kk = kp[si, i] + 1.0 + np.arange(int(D[si, i]), dtype=float)  # b(N, kp + 1) … b(N, kr)
         lr = np.log((Nr[si, i] - kk[:-1]) * q) - np.log((kk[:-1] + 1.0) * (1.0 - q))
-        rel = float(up1[t]) + np.concatenate([[0.0], np.cumsum(lr)])
+        rel = float(up1[t]) + np.concatenate([[0.0], np.cumsum(lr)])   # log b(N, kk) − ℓ0
         bridges.append((si, i, rel))
         Lm[t] = rel[-1]
     Lk = np.zeros(Nr.shape)
     Lk[mv] = Lm
+    # ℓ0[r] = log b(Nr[r], kp[r]), chained from one log-pmf: move k to kr, then N to N − 1.
     with np.errstate(divide="ignore", invalid="ignore"):
         LN = np.log1p(-kr / Nr) - lp
     inc = Lk[:, :-1] + LN[:, :-1]
     l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), np.cumsum(inc, axis=1)], axis=1)
     with np.errstate(over="ignore", invalid="ignore"):
         e0 = np.exp(l0)
-    c = q * e0
+    c = q * e0                         # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
     a = c.copy()
     if Dm.size:
         l0m = l0[mv]
-        step = np.where(Dm <= -1, -np.exp(l0m), 0.0)
-        step += np.where(Dm == -2, -np.exp(l0m + dn1), 0.0)
-        step += np.where((Dm >= 1) & (Dm <= 2), np.exp(l0m + up1), 0.0)
-        step += np.where(Dm == 2, np.exp(l0m + up1 + up2), 0.0)
+        step = np.where(Dm <= -1, -np.exp(l0m), 0.0)                       # − b(N, kp)
+        step += np.where(Dm == -2, -np.exp(l0m + dn1), 0.0)                # − b(N, kp − 1)
+        step += np.where((Dm >= 1) & (Dm <= 2), np.exp(l0m + up1), 0.0)    # + b(N, kp + 1)
+        step += np.where(Dm == 2, np.exp(l0m + up1 + up2), 0.0)            # + b(N, kp + 2)
         c[mv] += step
         a[mv] += np.abs(step)
     tops = np.zeros(S, dtype=np.int64)
@@ -292,76 +314,15 @@ def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
         tops[si] = max(tops[si], int(D[si, i]))
     C = np.cumsum(c, axis=1)
     A = np.cumsum(a, axis=1)
+    res = []
     for s_ in range(S):
         m = int(lens[s_])
-        l0s = l0[s_, :m - 1]
-        eta = 1e-11 + (m + 8 + int(tops[s_])) * _U * (8.0 + float(np.max(np.abs(l0s))))
+        eta = 1e-11 + (m + 8 + int(tops[s_])) * _U * (8.0 + float(np.max(np.abs(l0[s_, :m - 1]))))
         f0 = float(F0[s_])
         F = np.concatenate([[f0], f0 + C[s_, :m - 1] + eta * (A[s_, :m - 1] + f0)])
         with np.errstate(divide="ignore"):
-            out[r0[s_]:r0[s_] + m, sj[s_]] = np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300)
-
-
-def _segment_log_cdf(N, k, q, lp, F0=None, base=None):
-    """``_path_log_cdf_upper`` on one run of regular rows (0 ≤ k < N throughout) — the
-    one-segment form of ``_segments_log_cdf`` (the path uses this one for a few long runs,
-    that one for many short runs; the same values bit for bit); ``F0``
-    (the certified upper CDF at the first row) and ``base`` (log b(N[1], k[0])) when the
-    caller computed them for many segments at once."""
-    m = N.size
-    if F0 is None:
-        F0 = binom_cdf_bounds(int(k[0]), int(N[0]), q)[1]
-    if m == 1:
-        return np.array([math.log(min(F0, 1.0) + 1e-300)])
-    Nr, kp, kr = N[1:], k[:-1], k[1:]
-    D = (kr - kp).astype(np.int64)
-    mv = np.flatnonzero(D)                                 # rows where the threshold moves
-    Dm, Nm, km = D[mv], Nr[mv], kp[mv]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dn1 = np.log(km * (1.0 - q)) - np.log((Nm - km + 1.0) * q)           # k → k − 1
-        dn2 = np.log((km - 1.0) * (1.0 - q)) - np.log((Nm - km + 2.0) * q)   # k − 1 → k − 2
-        up1 = np.log((Nm - km) * q) - np.log((km + 1.0) * (1.0 - q))         # k → k + 1
-        up2 = np.log((Nm - km - 1.0) * q) - np.log((km + 2.0) * (1.0 - q))  # k + 1 → k + 2
-    # log b(N, kr) − log b(N, kp) at the moving rows (|D| ≤ 2 here; rises > 2 below)
-    Lm = np.select([Dm == -1, Dm == -2, Dm == 1, Dm == 2],
-                   [dn1, dn1 + dn2, up1, up1 + up2], default=0.0)
-    bridges = []
-    for t in np.flatnonzero(Dm > 2):   # a rise by more than 2: a run of pmfs, all added
-        i = int(mv[t])                 # (falls by more than 2 start a new segment)
-        kk = kp[i] + 1.0 + np.arange(int(D[i]), dtype=float)   # b(N, kp + 1), …, b(N, kr)
-        lr = np.log((Nr[i] - kk[:-1]) * q) - np.log((kk[:-1] + 1.0) * (1.0 - q))
-        rel = float(up1[t]) + np.concatenate([[0.0], np.cumsum(lr)])   # log b(N, kk) − ℓ0
-        bridges.append((i, rel))
-        Lm[t] = rel[-1]
-    Lk = np.zeros(m - 1)
-    Lk[mv] = Lm
-    # ℓ0[r] = log b(Nr[r], kp[r]), chained from one log-pmf: move k to kr, then N to N − 1.
-    LN = np.log1p(-kr / Nr) - lp
-    if base is None:
-        base = float(binom_logpmf(np.array([kp[0]]), int(Nr[0]), q)[0])
-    l0 = base + np.concatenate([[0.0], np.cumsum(Lk[:-1] + LN[:-1])])
-    e0 = np.exp(l0)
-    c = q * e0                         # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
-    a = c.copy()
-    if mv.size:
-        l0m = l0[mv]
-        step = np.where(Dm <= -1, -np.exp(l0m), 0.0)                       # − b(N, kp)
-        step += np.where(Dm == -2, -np.exp(l0m + dn1), 0.0)                # − b(N, kp − 1)
-        step += np.where((Dm >= 1) & (Dm <= 2), np.exp(l0m + up1), 0.0)    # + b(N, kp + 1)
-        step += np.where(Dm == 2, np.exp(l0m + up1 + up2), 0.0)            # + b(N, kp + 2)
-        c[mv] += step
-        a[mv] += np.abs(step)
-    for i, rel in bridges:
-        v = float(np.sum(np.exp(l0[i] + rel)))
-        c[i] += v
-        a[i] += v
-    C = np.cumsum(c)
-    A = np.cumsum(a)
-    top = max((int(D[i]) for i, _ in bridges), default=0)
-    eta = 1e-11 + (m + 8 + top) * _U * (8.0 + float(np.max(np.abs(l0))))
-    F = np.concatenate([[F0], F0 + C + eta * (A + F0)])
-    with np.errstate(divide="ignore"):
-        return np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300)
+            res.append(np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300))
+    return res
 
 
 @functools.lru_cache(maxsize=16)
