@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import (fft_power, fft_power_product, fft_powers, increasing_root,
-                       next_fast_len)
+from .numerics import (circular_run, fft_power, fft_power_product, fft_powers,
+                       increasing_root, next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",
            "exact_positive_part"]
@@ -306,7 +306,7 @@ def _weighted_sum(Q, offset: int, L: int, s_hi: int, step: float, phi: float):
     s = np.arange(1, s_cut + 1, dtype=np.int64)
     sf = s.astype(float)
     wts = step * sf * np.exp(-phi * sf)
-    main = float(np.sum(wts * np.maximum(_circular_run(Q, 1 - offset, s_cut), 0.0)))
+    main = float(np.sum(wts * np.maximum(circular_run(Q, 1 - offset, s_cut), 0.0)))
     beyond = 2.0 * step * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
     return main, beyond, math.sqrt(float(np.sum(wts * wts)))
 
@@ -335,18 +335,6 @@ def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
     up = float(np.min(k * (log_mgf(phi + psis) - lM) - psis * (hi_s + 1)))
     dn = float(np.min(k * (log_mgf(phi - psis) - lM) + psis * (lo_s - 1)))
     return sum(math.exp(x) for x in (up, dn) if x > -745)
-
-
-def _circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
-    """Q[(start + j) mod L] for j < length: at most two slices (no index array) when
-    length ≤ L."""
-    L = Q.size
-    if length > L:
-        return Q[(start + np.arange(length)) % L]
-    i = start % L
-    if i + length <= L:
-        return Q[i:i + length]
-    return np.concatenate([Q[i:], Q[:length - (L - i)]])
 
 
 def _tile_run(v: np.ndarray, start: int, length: int) -> np.ndarray:
@@ -394,7 +382,7 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
     powers = fft_powers(qt, [k for k, _ in sizes], L1)     # one forward transform
     for (k, count), (s_lo, s_hi), (Qk, errk) in zip(sizes, wins, powers):
         sw = np.arange(s_lo, s_hi + 1, dtype=np.int64)
-        qw = np.maximum(_circular_run(Qk, s_lo - k * lo, sw.size), 0.0)
+        qw = np.maximum(circular_run(Qk, s_lo - k * lo, sw.size), 0.0)
         out_prob += count * _chernoff_out(k, s_lo, s_hi, phi, lM, sd_t, log_mgf)
         a = np.floor_divide(sw, m)
         a_lo = int(a[0])

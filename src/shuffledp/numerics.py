@@ -821,6 +821,18 @@ def next_fast_len(n: int) -> int:
     return best
 
 
+def circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
+    """Q[(start + j) mod L] for j < length, L = Q.size — a window of a circular convolution
+    read as at most two slices (no index array) when length ≤ L."""
+    L = Q.size
+    if length > L:
+        return Q[(start + np.arange(length)) % L]
+    i = start % L
+    if i + length <= L:
+        return Q[i:i + length]
+    return np.concatenate([Q[i:], Q[:length - (L - i)]])
+
+
 def fft_power(q, n: int, L: int):
     """Circular n-fold self-convolution of a non-negative vector by one FFT power.
 

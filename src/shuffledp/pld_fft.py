@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numerics import falling_root_certified, fft_power, next_fast_len, round_up
+from .numerics import circular_run, falling_root_certified, fft_power, next_fast_len, round_up
 
 __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delta",
            "composed_epsilon", "MAX_FFT"]
@@ -422,7 +422,7 @@ class _Tilt:
             qt = np.bincount(np.arange(K) % L, weights=qt, minlength=L)
         Q, self.err = fft_power(qt, T, L)
         s = np.arange(s_lo, s_hi + 1, dtype=np.int64)
-        self.Q = np.maximum(Q[(s - T * lat.lo) % L], 0.0)
+        self.Q = np.maximum(circular_run(Q, s_lo - T * lat.lo, s.size), 0.0)
         self.s = s.astype(float)
         self.s_lo, self.s_hi, self.L = s_lo, s_hi, L
         self.sd_t = sd_t
