@@ -129,3 +129,129 @@ def test_delta_question_is_consistent_with_epsilon():
     p = sd.Shuffle(sd.Gaussian(9.48), 60000)
     r = sd.delta(p, 0.0080)
     assert r.bound == "trimmed-clone" and r.delta <= 1 / 60000
+
+
+# ----- what lets the accountant skip trimmed-clone (latency) ------------------------------
+
+def _checkin_trimmed_law(n, sigma, eps0, gamma):
+    """The trimmed check-in pair written out from its closed form (sampling.md §1), in
+    mpmath: {(n_⊥, a, b): (P, Q)} and c_γ. γ = 1 is the all-users trimmed pair."""
+    from shuffledp import gaussian_rdp as G
+    d0 = mp.mpf(G.gaussian_delta(sigma, eps0))
+    c = 1 - n * d0
+    g = mp.mpf(gamma)
+    cg = 1 - g * (1 - c)
+    p = mp.e ** (-mp.mpf(eps0)) * c
+    al = 1 / (1 + mp.e ** (-(mp.mpf(eps0) - mp.log(c))))
+    law = {}
+    for nb in range(n + 1):
+        for a in range(n + 1 - nb):
+            for b in range(n + 1 - nb - a):
+                ell = n - nb - a - b
+                if nb + a + b == 0:
+                    continue
+                base = (mp.factorial(n - 1) / (mp.factorial(nb) * mp.factorial(a)
+                        * mp.factorial(b) * mp.factorial(ell))
+                        * (1 - g) ** nb * g ** (n - nb) * (p / 2) ** (a + b - 1) * (1 - p) ** ell)
+                P = base * (nb * p / 2 + c * (al * a + (1 - al) * b)) / cg
+                Q = base * (nb * p / 2 + c * ((1 - al) * a + al * b)) / cg
+                if P or Q:
+                    law[(nb, a, b)] = (P, Q)
+    return law, cg
+
+
+def _hockey_T(law, eps, T):
+    items = list(law.values())
+    if T == 2:
+        items = [(p1 * p2, q1 * q2) for p1, q1 in items for p2, q2 in items]
+    E = mp.e ** mp.mpf(eps)
+    return sum(max(P - E * Q, 0) for P, Q in items)
+
+
+@pytest.mark.parametrize("n,sigma,eps0,gamma", [(4, 1.0, 1.0, 0.3), (5, 0.6, 2.5, 0.5),
+                                                 (6, 2.0, 0.4, 0.05), (3, 0.4, 3.5, 0.9)])
+def test_checkin_trimmed_pair_is_at_or_below_the_all_users_pair(n, sigma, eps0, gamma):
+    """Why trimmed-clone is not computed beside trimmed-clone-sampled (check-in, same n):
+    at the same ε0 the check-in pair's T-fold hockey-stick curve and charge are at or below
+    the all-users pair's — written out from the closed form, one and two rounds — and the
+    library's certified values of the two pairs are ordered the same way."""
+    from shuffledp.bounds.sampled import trimmed_hidden
+    from shuffledp.bounds.trimmed_clone import trimmed_pair
+    from shuffledp import clone_pair as cp, sampled_pair as sp
+    mp.mp.dps = 40
+    s_law, cg = _checkin_trimmed_law(n, sigma, eps0, gamma)
+    u_law, c = _checkin_trimmed_law(n, sigma, eps0, 1.0)
+    assert sum(P for P, _ in s_law.values()) == pytest.approx(1, abs=1e-30)
+    assert cg >= c
+    for T in (1, 2):
+        for eps in (0.0, 0.2, 0.7, 1.5, 3.0):
+            hs, hu = _hockey_T(s_law, eps, T), _hockey_T(u_law, eps, T)
+            assert hs <= hu * (1 + mp.mpf(10) ** -30)
+            assert hs + 1 - cg ** T <= hu + 1 - c ** T
+    # The library's pairs are these laws (its values certified from above, tight).
+    hp, cg_lib = trimmed_hidden(n, sigma, eps0, rate=gamma)
+    pair, c_lib = trimmed_pair(n, sigma, eps0)
+    assert cg_lib == pytest.approx(float(cg), rel=1e-12)
+    for eps in (0.2, 0.7):
+        assert float(_hockey_T(s_law, eps, 1)) <= sp.hidden_delta(hp, eps) <= \
+            float(_hockey_T(s_law, eps, 1)) * (1 + 1e-8) + 1e-280
+        assert float(_hockey_T(u_law, eps, 1)) <= cp.pair_delta(pair, eps) <= \
+            float(_hockey_T(u_law, eps, 1)) * (1 + 1e-8) + 1e-280
+
+
+def _gauss_delta_mp(mu, eps):
+    """δ(ε) of the Gaussian mechanism with μ = Δ/σ, at 40 digits (Balle & Wang, Thm 8)."""
+    mu, eps = mp.mpf(mu), mp.mpf(eps)
+    return mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("m,sigma,T,x", [(10**6, 2.0, 10, 1e-5), (10**6, 2.0, 10**6, 1e-12),
+                                         (100, 0.5, 3, 1e-8), (10**7, 0.8, 1, 1e-12)])
+def test_central_floor_decides_exactly_at_the_gaussian_sum(m, sigma, T, x):
+    """The floor is the T-fold Gaussian mechanism with noise σ√m: it says "cannot beat"
+    just above that mechanism's ε(δ) (found here in mpmath) and never just below it."""
+    from shuffledp.bounds.trimmed_clone import central_floor_beats
+    mp.mp.dps = 40
+    mu = math.sqrt(T) / (sigma * math.sqrt(m))
+    lo, hi = mp.mpf(0), mp.mpf(1)
+    while _gauss_delta_mp(mu, hi) > x:
+        hi *= 2
+    for _ in range(120):                 # δ(ε) is decreasing: bisect at 40 digits
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _gauss_delta_mp(mu, mid) > x else (lo, mid)
+    e_true = float(hi)
+    assert central_floor_beats(m, sigma, T, x, e_true * (1 - 1e-4), "epsilon")
+    assert not central_floor_beats(m, sigma, T, x, e_true * (1 + 1e-4), "epsilon")
+    d_true = float(_gauss_delta_mp(mu, e_true))
+    assert central_floor_beats(m, sigma, T, e_true, d_true * (1 - 1e-4), "delta")
+    assert not central_floor_beats(m, sigma, T, e_true, d_true * (1 + 1e-4), "delta")
+
+
+@pytest.mark.parametrize("n,T", [(30, 1), (200, 5)])
+def test_central_floor_is_below_trimmed_clone_values(n, T):
+    """Independent check of the floor's direction: trimmed-clone's own value is above the
+    Gaussian-sum ε at every setting, so the floor never skips it wrongly."""
+    from shuffledp.bounds.trimmed_clone import central_floor_beats
+    for sigma in (0.5, 2.0):
+        for delta in (1e-5, 1e-9):
+            v = sd.epsilon(sd.Shuffle(sd.Gaussian(sigma), n=n), delta, T,
+                           bound="trimmed-clone").epsilon
+            # the floor is below v: at beat = v it must not claim "cannot beat"
+            assert not central_floor_beats(n, sigma, T, delta, v, "epsilon")
+
+
+def test_accountant_skips_trimmed_clone_with_its_reason():
+    # Same n, check-in rate 0.1: dominated (not computed).
+    r = sd.epsilon(sd.Shuffle(sd.Gaussian(2.0), n=10**4, sampling=sd.CheckIn(0.1)), 1e-5, 10)
+    why = dict(r.not_applicable)["trimmed-clone"]
+    assert "post-processing" in why and r.bound == "trimmed-clone-sampled"
+    # Rate 0.9: both computed (the pairs nearly coincide; numerics decide).
+    r = sd.epsilon(sd.Shuffle(sd.Gaussian(2.0), n=10**4, sampling=sd.CheckIn(0.9)), 1e-5, 10)
+    assert {c.bound for c in r.candidates} >= {"trimmed-clone", "trimmed-clone-sampled"}
+    # n = 1e8 (trimmed-clone's pair built for 1e6 users): the Gaussian-sum floor skips it.
+    r = sd.epsilon(sd.Shuffle(sd.Gaussian(2.0), n=10**8, sampling=sd.CheckIn(0.1)), 1e-5, 10)
+    why = dict(r.not_applicable)["trimmed-clone"]
+    assert why.startswith("skipped: cannot beat") and "sum of their reports" in why
+    # The skipped bound's value was indeed above the answer.
+    v = sd.epsilon(r.protocol, 1e-5, 10, bound="trimmed-clone").epsilon
+    assert v > r.epsilon

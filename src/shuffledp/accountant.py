@@ -103,16 +103,16 @@ def _cheap_first(bounds, proto) -> list:
                                          not b.likely_first(proto), b.dominance_rank(proto)))
 
 
-def _dominated(b, done, proto, floored=()):
+def _dominated(b, done, proto, floored=(), rounds=1):
     """The reason ``b`` need not run: a bound already answered whose exact curve is at or
     below ``b``'s (``Bound.dominated_by``), or one whose exact value was proven at or
     above the best answer (``floored``: (bound, beat)) and that ``b`` dominates; else None."""
     for other in done:
-        why = b.dominated_by(other, proto)
+        why = b.dominated_by(other, proto, rounds)
         if why:
             return why
     for other, beat in floored:
-        if b.dominated_by(other, proto):
+        if b.dominated_by(other, proto, rounds):
             return (f"skipped: cannot beat {beat:.6g}: its exact value is at least "
                     f"{other.id}'s (whose clone pair is a post-processing of this bound's), "
                     f"which was proven at least {beat:.6g}")
@@ -155,7 +155,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
     floored = []            # (bound, beat): its exact value was proven ≥ beat
     for b in bounds:
         if bound is None and _can_answer(b):
-            why = _dominated(b, answered, proto, floored)
+            why = _dominated(b, answered, proto, floored, rounds)
             if why:
                 skipped.append((b.id, why))
                 continue

@@ -115,10 +115,10 @@ class Bound:
         return kind, f"{kind}: {self.valid_for(proto)}"
 
     # ----- dominance -----------------------------------------------------------------
-    def dominated_by(self, other: "Bound", proto) -> str | None:
+    def dominated_by(self, other: "Bound", proto, rounds: int = 1) -> str | None:
         """Why ``other``'s exact privacy curve is at or below this bound's for ``proto``
-        (the accountant then does not evaluate this bound once ``other`` has answered), or
-        None. Default: no such relation is known."""
+        over ``rounds`` rounds (the accountant then does not evaluate this bound once
+        ``other`` has answered), or None. Default: no such relation is known."""
         return None
 
     def dominance_rank(self, proto) -> float:
