@@ -168,3 +168,45 @@ def test_eps0_ranking_cells_match_certified_ones_and_choose_the_same_eps0(monkey
     sp.hidden_cells.cache_clear()
     sp._atoms.cache_clear()
     assert e_fast == e_cert
+
+
+@pytest.mark.parametrize("sigma, rate, n, rounds, delta", [(2.0, 0.1, 10**6, 10**5, 1e-6),
+                                                           (0.5, 0.5, 10**4, 1000, 1e-10),
+                                                           (5.0, 0.01, 10**8, 10, 1e-6)])
+def test_eps0_search_on_order_windows_chooses_the_full_grids_eps0(monkeypatch, sigma, rate,
+                                                                  n, rounds, delta):
+    # The eps0 search evaluates the quick RDP only at orders around the previous eps0's best
+    # order: the eps0 chosen must be the one the full order grid chooses.
+    from shuffledp import sampled_pair as sp
+    from shuffledp.bounds import sampled as S
+    a = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
+    monkeypatch.setattr(S, "_windowed_min",
+                        lambda eps_at, near: float(np.min(eps_at(S._SEARCH_ORDERS))))
+    sp.hidden_cells.cache_clear()
+    sp._atoms.cache_clear()
+    assert S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds) == a
+
+
+def test_windowed_min_finds_the_grid_minimum():
+    # One local minimum anywhere on the grid (including its ends and plateaus of 0), from
+    # any starting index: the windowed minimum is the grid's.
+    from shuffledp.bounds import sampled as S
+    m = S._SEARCH_ORDERS.size
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        j = int(rng.integers(0, m))
+        slope_l, slope_r = rng.uniform(0.01, 3.0, 2)
+        g = np.arange(m, dtype=float)
+        f = np.where(g < j, slope_l * (j - g), slope_r * (g - j)) + rng.uniform(0, 2)
+        if rng.uniform() < 0.2:
+            f = np.maximum(f - 2.0, 0.0)             # a plateau of zeros
+        calls = []
+
+        def eps_at(orders):
+            idx = np.searchsorted(S._SEARCH_ORDERS, orders)
+            calls.append(idx.size)
+            return f[idx]
+
+        start = [int(rng.integers(0, m))] if rng.uniform() < 0.8 else [None]
+        assert S._windowed_min(eps_at, start) == f.min()
+        assert f[start[0]] == f.min()

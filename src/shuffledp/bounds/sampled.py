@@ -231,12 +231,46 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
             # benchmark grid and its neighbours (n = 1e3 … 1e8).
             return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET, ranking=True)
         logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET, ranking=True)
-        vals = _quick_rdp(logp, logq, tails, lmax, _SEARCH_ORDERS)
-        return float(np.min(_rdp.eps_from_rdp(_SEARCH_ORDERS, rounds * vals, rest)))
+        return _windowed_min(lambda o: _rdp.eps_from_rdp(
+            o, rounds * _quick_rdp(logp, logq, tails, lmax, o), rest), near)
 
+    near = [None]
     lo, hi = _eps0_range(max(int(part * rounds), 1), sigma, delta)
     val, e0 = _golden(f, lo, hi, iters=9)
     return e0
+
+
+#: Orders on each side of the previous ε0's best order that ``_windowed_min`` evaluates.
+_ORDER_WINDOW = 5
+
+
+def _windowed_min(eps_at, near) -> float:
+    """min over ``_SEARCH_ORDERS`` of ``eps_at(orders)`` (elementwise in the orders),
+    evaluated only around ``near[0]`` (the best order index at the previous ε0 of the
+    search; updated). The window grows while its smallest value sits within 2 of an edge
+    that is not the grid's end, so the minimum is the full grid's whenever ε(λ) has one
+    local minimum over the grid (the conversion term falls and T·D_λ rises with λ); the
+    search only ranks ε0 with it. First call: the whole grid."""
+    n = _SEARCH_ORDERS.size
+    if near[0] is None:
+        lo, hi = 0, n
+    else:
+        lo, hi = max(0, near[0] - _ORDER_WINDOW), min(n, near[0] + _ORDER_WINDOW + 1)
+    vals = eps_at(_SEARCH_ORDERS[lo:hi])
+    while True:
+        k = int(np.argmin(vals))
+        if k < 2 and lo > 0:
+            new = max(0, lo - 2 * _ORDER_WINDOW)
+            vals = np.concatenate([eps_at(_SEARCH_ORDERS[new:lo]), vals])
+            lo = new
+        elif k > vals.size - 3 and hi < n:
+            new = min(n, hi + 2 * _ORDER_WINDOW)
+            vals = np.concatenate([vals, eps_at(_SEARCH_ORDERS[hi:new])])
+            hi = new
+        else:
+            break
+    near[0] = lo + k
+    return float(vals[k])
 
 
 def _quick_rdp(logp, logq, tails, lmax, orders):
