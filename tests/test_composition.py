@@ -491,3 +491,60 @@ def test_bad_input(call, name):
 def test_nan_from_curve_is_an_error_not_a_value():
     with pytest.raises(ArithmeticError):
         comp.compose_epsilon(lambda d: float("nan"), 3, 1e-6)
+
+
+@pytest.mark.parametrize("T", [2, 3])
+def test_symmetric_pld_is_one_direction_and_still_dominates(T):
+    """``symmetric=True`` composes P‖Q only: for a pair whose swap maps P to Q (a clone
+    pair, written out here for n = 4 in mpmath), the value is at or below the two-direction
+    one and still at or above the exact T-fold δ of both directions."""
+    mp.mp.dps = 30
+    n, p, a = 4, mp.mpf("0.45"), mp.mpf("0.7")
+    P, Q = {}, {}
+    for c in range(n):                        # c clones among the n − 1 others
+        wc = mp.binomial(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c)
+        for z in range(c + 1):
+            wz = wc * mp.binomial(c, z) / mp.mpf(2) ** c
+            for vt, pa, qa in ((0, a, 1 - a), (1, 1 - a, a)):
+                key = (c, z + (vt == 0))
+                P[key] = P.get(key, 0) + wz * pa
+                Q[key] = Q.get(key, 0) + wz * qa
+    keys = sorted(P)
+    # the swap (c, z) -> (c, c + 1 − z) maps P to Q
+    assert all(abs(P[k] - Q[(k[0], k[0] + 1 - k[1])]) < mp.mpf(10) ** -25 for k in keys)
+    lp = np.array([float(mp.log(P[k])) for k in keys])
+    lq = np.array([float(mp.log(Q[k])) for k in keys])
+    PT, QT = {(): mp.mpf(1)}, {(): mp.mpf(1)}
+    for _ in range(T):
+        PT = {k1 + (k,): v * P[k] for k1, v in PT.items() for k in keys}
+        QT = {k1 + (k,): v * Q[k] for k1, v in QT.items() for k in keys}
+    for eps in (0.1, 0.5, 1.2):
+        one, _ = comp.pld_delta(lp, lq, T, eps, symmetric=True)
+        two, _ = comp.pld_delta(lp, lq, T, eps)
+        E = mp.e ** eps
+        exact = max(sum(max(PT[k] - E * QT[k], 0) for k in PT),
+                    sum(max(QT[k] - E * PT[k], 0) for k in PT))
+        assert float(exact) <= one <= two
+    e1, _ = comp.pld_epsilon(lp, lq, T, 1e-3, symmetric=True)
+    e2, _ = comp.pld_epsilon(lp, lq, T, 1e-3)
+    assert e1 <= e2
+
+
+def test_clone_and_hidden_pld_atoms_are_symmetric():
+    """The promise behind ``pld_symmetric``: the atoms handed to PLD by the clone-pair and
+    hidden-pair bounds are closed under swapping P and Q (to rounding)."""
+    from shuffledp import clone_pair as cp, sampled_pair as sp
+    from shuffledp.bounds.sampled import trimmed_hidden
+
+    def closed(lp, lq):
+        a, b = np.lexsort((lq, lp)), np.lexsort((lp, lq))
+        return np.allclose(np.stack([lp[a], lq[a]]), np.stack([lq[b], lp[b]]),
+                           rtol=0, atol=1e-9)
+
+    lp, lq, _ = cp.pair_pld_atoms(cp.fmt20_pair(1.0, 10**5))
+    assert closed(lp, lq)
+    hp, _ = trimmed_hidden(10**6, 2.0, 4.0, rate=0.1)
+    lp, lq, _ = sp.hidden_pld_atoms(hp)
+    assert closed(lp, lq)
+    assert sd.bounds.get("fmt23").pld_symmetric and not getattr(
+        sd.bounds.get("blanket"), "pld_symmetric", False)

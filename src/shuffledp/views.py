@@ -66,6 +66,8 @@ class PldView:
     build: Optional[Callable[[float, int], object]] = None
     is_instance: bool = False
     derived: bool = False
+    #: The pair dominates a symmetric pair in its P‖Q direction (``composition.pld_delta``).
+    symmetric: bool = False
 
 
 def rr_pair_atoms(eps: float):
@@ -106,7 +108,8 @@ class BoundViews:
         b, p = self.bound, self.proto
         if hasattr(b, "pld_atoms"):
             return PldView(atoms=lambda: b.pld_atoms(p),
-                           is_instance=bool(getattr(b, "pld_is_instance", False)))
+                           is_instance=bool(getattr(b, "pld_is_instance", False)),
+                           symmetric=bool(getattr(b, "pld_symmetric", False)))
         if self._derive_pld and self.kind == "upper" and b.has_dp:
             try:
                 e = b.pure_epsilon(p)

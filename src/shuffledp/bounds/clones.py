@@ -184,6 +184,9 @@ class _PairBound(Bound):
     has_dp = True
     has_rdp = True
     rdp_expensive = True
+    #: Clone pairs are symmetric (swapping the victim's two types maps P to Q): their PLD
+    #: route composes one direction (``composition.pld_delta``).
+    pld_symmetric = True
 
     def pair(self, proto) -> cp.ClonePair:
         raise NotImplementedError

@@ -85,6 +85,8 @@ class _HiddenBound(Bound):
     has_rdp = True
     rdp_expensive = True
     base_id = ""
+    #: Symmetric like the clone pair it hides (swap a and b): one PLD direction.
+    pld_symmetric = True
 
     def _base(self):
         return get(self.base_id)
@@ -131,7 +133,7 @@ class _HiddenBound(Bound):
     def _pld_route(self, proto, rounds, x, question):
         logp, logq, tail = self.pld_atoms(proto)
         fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail))
+        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=True)
         return Outcome(float(val), "upper", "pld", det)
 
     def routes(self, rounds):
@@ -374,7 +376,8 @@ class TrimmedCloneSampled(Bound):
             return Outcome(float(round_up(conv.value)), "upper", "rdp", det)
         if route == "pld":
             logp, logq, tail = sp.hidden_pld_atoms(hp)
-            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail)
+            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
+                                       symmetric=True)
             det.update(d)
             return Outcome(float(round_up(val)), "upper", "pld", det)
         raise NotImplementedError(route)
@@ -396,7 +399,8 @@ class TrimmedCloneSampled(Bound):
                                       max_order=sp.max_order(hp), coarse="sparse").value
             else:
                 logp, logq, tail = sp.hidden_pld_atoms(hp)
-                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)[0]
+                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
+                                    symmetric=True)[0]
             return min(1.0, v + charge)
 
         lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (part * rounds))

@@ -281,7 +281,7 @@ class TrimmedClone(Bound):
         if rest <= 0:
             return Outcome(math.inf, "upper", "pld", det)
         logp, logq, tail = pair_pld_atoms(pair)
-        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail)
+        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail, symmetric=True)
         det.update(d)
         return Outcome(float(round_up(val)), "upper", "pld", det)
 
@@ -291,7 +291,7 @@ class TrimmedClone(Bound):
         if route == "pld":
             pair, c = trimmed_pair(n, s, e0)
             logp, logq, tail = pair_pld_atoms(pair)
-            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail)
+            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail, symmetric=True)
             val = min(1.0, v + (-math.expm1(rounds * math.log(c))))
             return Outcome(float(round_up(val)), "upper", "pld",
                            dict(d, eps0=e0, delta0=G.gaussian_delta(s, e0)))

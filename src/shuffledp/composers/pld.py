@@ -135,7 +135,7 @@ class PldComposer(Composer):
             val, det = fn(logp, logq, c, x)
         else:
             fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-            val, det = fn(logp, logq, c, x, extra_delta=float(tail))
+            val, det = fn(logp, logq, c, x, extra_delta=float(tail), symmetric=v.pld.symmetric)
         return Outcome(float(val), v.kind, self.name, det)
 
     def epsilon(self, parts, delta, *, discretization=None, **opts):
