@@ -121,10 +121,12 @@ def loss_moments(la, lb):
     la = np.asarray(la, dtype=float)
     lb = np.asarray(lb, dtype=float)
     fin = np.isfinite(la) & np.isfinite(lb)
-    if not np.any(fin):
-        return None
-    loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
-    w = np.exp(la[fin])
+    if not fin.all():             # (all finite, the usual case: no copies)
+        if not np.any(fin):
+            return None
+        la, lb = la[fin], lb[fin]
+    loss = np.maximum(la - lb, _LOSS_FLOOR)
+    w = np.exp(la)
     tot = float(np.sum(w))
     mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
     var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
@@ -159,15 +161,23 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
         d = auto_step(la, lb)
     pa = np.exp(la)
     live = pa > 0.0
-    inf = float(np.sum(pa[live & ~np.isfinite(lb)])) + max(extra, 1.0 - float(np.sum(pa[live])))
     fin = np.isfinite(lb)
-    w = np.exp(lb[fin])
-    a, b = la[fin], lb[fin]
+    # The usual case — every atom finite and alive — skips the masked copies (the same
+    # values, summed in the same order).
+    all_live, all_fin = bool(live.all()), bool(fin.all())
+    inf = (float(np.sum(pa[live & ~fin])) if not all_fin else 0.0) + max(
+        extra, 1.0 - float(np.sum(pa if all_live else pa[live])))
+    a, b = (la, lb) if all_fin else (la[fin], lb[fin])
+    w = np.exp(b)
     ok = np.isfinite(a)
-    loss = np.full(a.shape, -np.inf)
-    loss[ok] = a[ok] - b[ok] + 4e-16 * (np.abs(a[ok]) + np.abs(b[ok]) + 1.0)
+    if ok.all():
+        loss = a - b + 4e-16 * (np.abs(a) + np.abs(b) + 1.0)
+    else:
+        loss = np.full(a.shape, -np.inf)
+        loss[ok] = a[ok] - b[ok] + 4e-16 * (np.abs(a[ok]) + np.abs(b[ok]) + 1.0)
     keep = w > 0.0
-    loss, w = loss[keep], w[keep]
+    if not keep.all():
+        loss, w = loss[keep], w[keep]
     if w.size == 0:
         return LossLattice(0, np.zeros(1), min(1.0, inf), d)
     top = float(np.max(loss)) if np.any(np.isfinite(loss)) else _LOSS_FLOOR
