@@ -243,7 +243,7 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
 
 
 #: Orders on each side of the previous ε0's best order that ``_windowed_min`` evaluates.
-_ORDER_WINDOW = 5
+_ORDER_WINDOW = 3
 
 
 def _windowed_min(eps_at, near) -> float:
