@@ -179,3 +179,18 @@ def test_kov15_floor_uses_the_per_round_delta_cap():
     r = sd.epsilon(p, delta=d, rounds=T)
     skipped = r.chosen.details.get("routes_skipped", {})
     assert r.bound == "blanket" and skipped["kov15"].startswith("skipped: cannot beat")
+
+
+@pytest.mark.parametrize("n, T, d", [(10**5, 10, 1e-6), (10**9, 1000, 1e-12), (10**4, 3, 1e-8)])
+def test_closed_form_kov15_floor_is_below_its_route(n, T, d):
+    """A closed-form bound reads its KOV15 floor directly (ε1 at the per-round δ cap): never
+    above the KOV15 route's own value, and not below the bisected floor's proof level."""
+    from shuffledp.bounds import get
+    from shuffledp.bounds.base import Bound
+    b = get("fmt20-closed")
+    p = sd.Shuffle(sd.LDP(1.0), n=n)
+    k = sd.epsilon(p, delta=d, rounds=T, bound="fmt20-closed", composition="kov15").epsilon
+    f = b._kov15_floor(p, d, T, 0.5 * k)
+    assert 0.5 * k <= f <= k
+    generic = Bound._kov15_floor(b, p, d, T, 0.5 * k)
+    assert generic <= f * (1 + 1e-9)
