@@ -543,3 +543,12 @@ def test_fft_powers_share_the_transform_bit_for_bit(seed):
     for (Q1, e1), n in zip(nm.fft_powers(q, ns, L), ns):
         Q2, e2 = nm.fft_power(q, n, L)
         assert np.array_equal(Q1, Q2) and e1 == e2
+
+
+def test_circular_run_reads_any_window_of_a_period():
+    from shuffledp.numerics import circular_run
+    q = np.arange(7, dtype=float)
+    for start in (-9, -1, 0, 3, 6, 13):
+        for length in (0, 1, 4, 7, 8, 15, 30):
+            want = q[(start + np.arange(length)) % q.size]
+            assert np.array_equal(circular_run(q, start, length), want)

@@ -337,12 +337,6 @@ def _chernoff_out(k, lo_s, hi_s, phi, lM, sd_t, log_mgf):
     return sum(math.exp(x) for x in (up, dn) if x > -745)
 
 
-def _tile_run(v: np.ndarray, start: int, length: int) -> np.ndarray:
-    """v[(start + j) mod len(v)] for j < length (a periodic run)."""
-    reps = -(-(start + length) // v.size)
-    return np.tile(v, reps)[start:start + length]
-
-
 def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
     r"""E[(ΣG_i)_+] for large n in two stages: blocks of n1 ≈ √n terms, then n/n1 blocks.
 
@@ -392,10 +386,10 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
         bv = np.arange(m, dtype=float)
         r0 = s_lo - a_lo * m
         fv = bv / m
-        omf = _tile_run(1.0 - fv, r0, sw.size)
-        f = _tile_run(fv, r0, sw.size)
-        e_dn = _tile_run(np.exp(-phi * bv), r0, sw.size)
-        e_up = _tile_run(np.exp(phi * (m - bv)), r0, sw.size)
+        omf = circular_run(1.0 - fv, r0, sw.size)
+        f = circular_run(fv, r0, sw.size)
+        e_dn = circular_run(np.exp(-phi * bv), r0, sw.size)
+        e_up = circular_run(np.exp(phi * (m - bv)), r0, sw.size)
         q2 = (np.bincount(a - a_lo, weights=qw * omf * e_dn, minlength=size)
               + np.bincount(a - a_lo + 1, weights=qw * f * e_up, minlength=size))
         ck = float(q2.sum())

@@ -823,11 +823,12 @@ def next_fast_len(n: int) -> int:
 
 def circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
     """Q[(start + j) mod L] for j < length, L = Q.size — a window of a circular convolution
-    read as at most two slices (no index array) when length ≤ L."""
+    read as at most two slices when length ≤ L, and as a slice of Q tiled when longer (a
+    periodic run); no index array either way."""
     L = Q.size
-    if length > L:
-        return Q[(start + np.arange(length)) % L]
     i = start % L
+    if length > L:
+        return np.tile(Q, -(-(i + length) // L))[i:i + length]
     if i + length <= L:
         return Q[i:i + length]
     return np.concatenate([Q[i:], Q[:length - (L - i)]])
