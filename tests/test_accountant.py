@@ -186,11 +186,13 @@ def test_closed_form_kov15_floor_is_below_its_route(n, T, d):
     """A closed-form bound reads its KOV15 floor directly (ε1 at the per-round δ cap): never
     above the KOV15 route's own value, and not below the bisected floor's proof level."""
     from shuffledp.bounds import get
-    from shuffledp.bounds.base import Bound
     b = get("fmt20-closed")
+    assert b.cheap_epsilon_one
     p = sd.Shuffle(sd.LDP(1.0), n=n)
     k = sd.epsilon(p, delta=d, rounds=T, bound="fmt20-closed", composition="kov15").epsilon
     f = b._kov15_floor(p, d, T, 0.5 * k)
     assert 0.5 * k <= f <= k
-    generic = Bound._kov15_floor(b, p, d, T, 0.5 * k)
+    bisected = type(b)()
+    bisected.cheap_epsilon_one = False           # the bisection path, on the same bound
+    generic = bisected._kov15_floor(p, d, T, 0.5 * k)
     assert generic <= f * (1 + 1e-9)

@@ -449,6 +449,7 @@ class _ClosedBound(Bound):
     kind = "upper"
     has_dp = True
     has_rdp = False
+    cheap_epsilon_one = True                  # a closed form (``Bound._kov15_floor``)
 
     def closed(self, eps0, n, delta):
         raise NotImplementedError
@@ -460,21 +461,6 @@ class _ClosedBound(Bound):
     def delta_one(self, proto, eps):
         return _closed_delta(lambda d: float(round_up(self.closed(proto.eps0, proto.n, d))),
                              float(eps))
-
-    def _kov15_floor(self, proto, delta, rounds, target):
-        # The floor of ``Bound._kov15_floor``, K(ε1(δ1max)) with K the KOV15 ε at δ1 = 0
-        # and the whole δ, read directly: ε1(δ1) is a closed form, non-increasing in δ1,
-        # so every split (δ1 < δ1max) has ε1 ≥ ε1(δ1max), and K is non-decreasing. One
-        # closed form and one K instead of a bisection on K (~60 evaluations).
-        from .. import composition as _c
-        d1_max = -math.expm1(math.log1p(-delta) / rounds)
-        try:
-            e1 = float(self.epsilon_one(proto, d1_max))
-        except (NotApplicableError, ValueError, ArithmeticError):
-            return super()._kov15_floor(proto, delta, rounds, target)
-        if not (math.isfinite(e1) and e1 >= 0.0):
-            return super()._kov15_floor(proto, delta, rounds, target)
-        return _c.kov15_epsilon(e1, 0.0, rounds, delta)
 
 
 @register
