@@ -14,6 +14,8 @@ Reusable by every bound's tests:
 * ``worst_delta(R, n, eps)``     -> max over all neighbouring datasets (victim = user 0)
 * ``worst_renyi(R, n, order)``   -> the same for Rényi divergence
 * ``neighbours(k, n)``           -> every (X0, X1) pair differing in user 0, others as a multiset
+* ``clone_pair_law(n, p, a)``     -> the generic clone pair (clones.md §1, g = 0)
+* ``checkin_pair_law(n, p, a, γ, c)`` -> the hidden-⊥ check-in pair, trimmed by c (sampling.md §1)
 """
 
 from __future__ import annotations
@@ -130,3 +132,42 @@ def rr_matrix(eps0: float, k: int) -> list[list[float]]:
     import math
     e = math.exp(eps0)
     return [[e / (e + k - 1) if i == j else 1.0 / (e + k - 1) for j in range(k)] for i in range(k)]
+
+
+def clone_pair_law(n: int, p, a) -> tuple[dict, dict]:
+    """The clone pair of clones.md §1 (g = 0) written out: ({(zeros, ones): prob} under P,
+    the same under Q). n − 1 others are clones (a fair bit) w.p. p; the victim reports 0
+    w.p. a under P and 1 − a under Q. Swapping zeros and ones maps P to Q."""
+    p, a = mp.mpf(p), mp.mpf(a)
+    b = 1 - a
+    P, Q = {}, {}
+    for c in range(n):
+        wc = mp.binomial(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c)
+        for z in range(c + 1):
+            wz = wc * mp.binomial(c, z) / mp.mpf(2) ** c
+            for vt, pa, qa in ((0, a, b), (1, b, a)):
+                key = (z + (vt == 0), c - z + (vt == 1))
+                P[key] = P.get(key, 0) + wz * pa
+                Q[key] = Q.get(key, 0) + wz * qa
+    return P, Q
+
+
+def checkin_pair_law(n: int, p, alpha, gamma, c=1) -> tuple[dict, dict, mp.mpf]:
+    """The hidden-⊥ check-in pair from its closed form (sampling.md §1): ({(n_⊥, a, b):
+    prob} under P, the same under Q, c_γ). c < 1 trims the victim ((ε0, δ0) randomizers,
+    c_γ = 1 − γ(1 − c)); c = 1 is the pure pair. γ = 1 is the all-users pair."""
+    p, al, g, c = mp.mpf(p), mp.mpf(alpha), mp.mpf(gamma), mp.mpf(c)
+    cg = 1 - g * (1 - c)
+    P, Q = {}, {}
+    for nb in range(n + 1):
+        for a in range(n + 1 - nb):
+            for b in range(n + 1 - nb - a):
+                ell = n - nb - a - b
+                if nb + a + b == 0:
+                    continue
+                base = (mp.factorial(n - 1) / (mp.factorial(nb) * mp.factorial(a)
+                        * mp.factorial(b) * mp.factorial(ell))
+                        * (1 - g) ** nb * g ** (n - nb) * (p / 2) ** (a + b - 1) * (1 - p) ** ell)
+                P[(nb, a, b)] = base * (nb * p / 2 + c * (al * a + (1 - al) * b)) / cg
+                Q[(nb, a, b)] = base * (nb * p / 2 + c * ((1 - al) * a + al * b)) / cg
+    return P, Q, cg

@@ -498,32 +498,17 @@ def test_symmetric_pld_is_one_direction_and_still_dominates(T):
     """``symmetric=True`` composes P‖Q only: for a pair whose swap maps P to Q (a clone
     pair, written out here for n = 4 in mpmath), the value is at or below the two-direction
     one and still at or above the exact T-fold δ of both directions."""
-    mp.mp.dps = 30
-    n, p, a = 4, mp.mpf("0.45"), mp.mpf("0.7")
-    P, Q = {}, {}
-    for c in range(n):                        # c clones among the n − 1 others
-        wc = mp.binomial(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c)
-        for z in range(c + 1):
-            wz = wc * mp.binomial(c, z) / mp.mpf(2) ** c
-            for vt, pa, qa in ((0, a, 1 - a), (1, 1 - a, a)):
-                key = (c, z + (vt == 0))
-                P[key] = P.get(key, 0) + wz * pa
-                Q[key] = Q.get(key, 0) + wz * qa
+    P, Q = oracle.clone_pair_law(4, mp.mpf("0.45"), mp.mpf("0.7"))
     keys = sorted(P)
-    # the swap (c, z) -> (c, c + 1 − z) maps P to Q
-    assert all(abs(P[k] - Q[(k[0], k[0] + 1 - k[1])]) < mp.mpf(10) ** -25 for k in keys)
-    lp = np.array([float(mp.log(P[k])) for k in keys])
-    lq = np.array([float(mp.log(Q[k])) for k in keys])
-    PT, QT = {(): mp.mpf(1)}, {(): mp.mpf(1)}
-    for _ in range(T):
-        PT = {k1 + (k,): v * P[k] for k1, v in PT.items() for k in keys}
-        QT = {k1 + (k,): v * Q[k] for k1, v in QT.items() for k in keys}
+    # the swap (zeros, ones) -> (ones, zeros) maps P to Q
+    assert all(abs(P[k] - Q[k[::-1]]) < mp.mpf(10) ** -25 for k in keys)
+    Pl, Ql = [P[k] for k in keys], [Q[k] for k in keys]
+    lp = np.array([float(mp.log(x)) for x in Pl])
+    lq = np.array([float(mp.log(x)) for x in Ql])
     for eps in (0.1, 0.5, 1.2):
         one, _ = comp.pld_delta(lp, lq, T, eps, symmetric=True)
         two, _ = comp.pld_delta(lp, lq, T, eps)
-        E = mp.e ** eps
-        exact = max(sum(max(PT[k] - E * QT[k], 0) for k in PT),
-                    sum(max(QT[k] - E * PT[k], 0) for k in PT))
+        exact = max(oracle.product_hockey(Pl, Ql, T, eps), oracle.product_hockey(Ql, Pl, T, eps))
         assert float(exact) <= one <= two
     e1, _ = comp.pld_epsilon(lp, lq, T, 1e-3, symmetric=True)
     e2, _ = comp.pld_epsilon(lp, lq, T, 1e-3)

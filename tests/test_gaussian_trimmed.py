@@ -11,21 +11,6 @@ import oracle
 import shuffledp as sd
 
 
-def _pair_dists(n, p, a):
-    """The clone pair of clones.md §1 (g = 0) written out: {(zeros, ones): prob}."""
-    b = 1 - a
-    P, Q = {}, {}
-    for c in range(n):
-        wc = mp.binomial(n - 1, c) * mp.mpf(p) ** c * (1 - mp.mpf(p)) ** (n - 1 - c)
-        for z in range(c + 1):
-            wz = wc * mp.binomial(c, z) / mp.mpf(2) ** c
-            for vt, pa, qa in ((0, a, b), (1, b, a)):
-                key = (z + (vt == 0), c - z + (vt == 1))
-                P[key] = P.get(key, 0) + wz * pa
-                Q[key] = Q.get(key, 0) + wz * qa
-    return P, Q
-
-
 def _randomizer(eps0, d0):
     """(ε0, δ0)-LDP: reveal x w.p. δ0, else binary RR at ε0."""
     al = math.exp(eps0) / (1 + math.exp(eps0))
@@ -39,7 +24,7 @@ def test_lemma_brute_force_one_and_two_rounds(eps0, d0, n):
     c = 1 - n * d0
     e0p = eps0 - math.log(c)
     a = math.exp(e0p) / (1 + math.exp(e0p))
-    P, Q = _pair_dists(n, math.exp(-eps0) * c, a)
+    P, Q = oracle.clone_pair_law(n, math.exp(-eps0) * c, a)
     P2, Q2 = oracle.product(P, P), oracle.product(Q, Q)
     for eps in [0.0, 0.1, 0.3, 0.6, 1.0]:
         worst1, _ = oracle.worst_delta(R, n, eps)
@@ -69,7 +54,7 @@ def test_library_value_is_the_lemma_at_its_eps0(sigma, n, delta):
     c = 1 - n * d0
     e0p = mp.mpf(e0) - mp.log(c)
     a = mp.e ** e0p / (1 + mp.e ** e0p)
-    P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)) * c, a)
+    P, Q = oracle.clone_pair_law(n, mp.e ** (-mp.mpf(e0)) * c, a)
 
     def lemma(eps):
         return max(oracle.hockey(P, Q, eps), oracle.hockey(Q, P, eps)) + n * d0
@@ -88,9 +73,9 @@ def test_lemma_charge_beats_fmt20_theorem_charge():
         d0 = _gauss_delta0(sigma, e0)
         c = 1 - n * d0
         e0p = mp.mpf(e0) - mp.log(c)
-        P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)) * c, mp.e ** e0p / (1 + mp.e ** e0p))
+        P, Q = oracle.clone_pair_law(n, mp.e ** (-mp.mpf(e0)) * c, mp.e ** e0p / (1 + mp.e ** e0p))
         best_lemma = min(best_lemma, oracle.hockey(P, Q, eps) + n * d0)
-        P, Q = _pair_dists(n, mp.e ** (-mp.mpf(e0)), mp.e ** e0 / (1 + mp.e ** e0))
+        P, Q = oracle.clone_pair_law(n, mp.e ** (-mp.mpf(e0)), mp.e ** e0 / (1 + mp.e ** e0))
         charge = (mp.e ** eps + 1) * (1 + mp.e ** (-mp.mpf(e0)) / 2) * n * d0
         best_fmt20 = min(best_fmt20, oracle.hockey(P, Q, eps) + charge)
     assert best_lemma < best_fmt20
@@ -134,38 +119,19 @@ def test_delta_question_is_consistent_with_epsilon():
 # ----- what lets the accountant skip trimmed-clone (latency) ------------------------------
 
 def _checkin_trimmed_law(n, sigma, eps0, gamma):
-    """The trimmed check-in pair written out from its closed form (sampling.md §1), in
-    mpmath: {(n_⊥, a, b): (P, Q)} and c_γ. γ = 1 is the all-users trimmed pair."""
+    """The trimmed check-in pair of the Gaussian at ε0 (``oracle.checkin_pair_law`` with
+    c = 1 − nδ0, p = e^−ε0·c, α' = e^ε0'/(1 + e^ε0')): (P, Q) and c_γ."""
     from shuffledp import gaussian_rdp as G
-    d0 = mp.mpf(G.gaussian_delta(sigma, eps0))
-    c = 1 - n * d0
-    g = mp.mpf(gamma)
-    cg = 1 - g * (1 - c)
+    c = 1 - n * mp.mpf(G.gaussian_delta(sigma, eps0))
     p = mp.e ** (-mp.mpf(eps0)) * c
     al = 1 / (1 + mp.e ** (-(mp.mpf(eps0) - mp.log(c))))
-    law = {}
-    for nb in range(n + 1):
-        for a in range(n + 1 - nb):
-            for b in range(n + 1 - nb - a):
-                ell = n - nb - a - b
-                if nb + a + b == 0:
-                    continue
-                base = (mp.factorial(n - 1) / (mp.factorial(nb) * mp.factorial(a)
-                        * mp.factorial(b) * mp.factorial(ell))
-                        * (1 - g) ** nb * g ** (n - nb) * (p / 2) ** (a + b - 1) * (1 - p) ** ell)
-                P = base * (nb * p / 2 + c * (al * a + (1 - al) * b)) / cg
-                Q = base * (nb * p / 2 + c * ((1 - al) * a + al * b)) / cg
-                if P or Q:
-                    law[(nb, a, b)] = (P, Q)
-    return law, cg
+    return oracle.checkin_pair_law(n, p, al, gamma, c)
 
 
 def _hockey_T(law, eps, T):
-    items = list(law.values())
-    if T == 2:
-        items = [(p1 * p2, q1 * q2) for p1, q1 in items for p2, q2 in items]
-    E = mp.e ** mp.mpf(eps)
-    return sum(max(P - E * Q, 0) for P, Q in items)
+    P, Q = law
+    keys = list(P)
+    return oracle.product_hockey([P[k] for k in keys], [Q[k] for k in keys], T, eps)
 
 
 @pytest.mark.parametrize("n,sigma,eps0,gamma", [(4, 1.0, 1.0, 0.3), (5, 0.6, 2.5, 0.5),
@@ -178,10 +144,9 @@ def test_checkin_trimmed_pair_is_at_or_below_the_all_users_pair(n, sigma, eps0, 
     from shuffledp.bounds.sampled import trimmed_hidden
     from shuffledp.bounds.trimmed_clone import trimmed_pair
     from shuffledp import clone_pair as cp, sampled_pair as sp
-    mp.mp.dps = 40
-    s_law, cg = _checkin_trimmed_law(n, sigma, eps0, gamma)
-    u_law, c = _checkin_trimmed_law(n, sigma, eps0, 1.0)
-    assert sum(P for P, _ in s_law.values()) == pytest.approx(1, abs=1e-30)
+    *s_law, cg = _checkin_trimmed_law(n, sigma, eps0, gamma)
+    *u_law, c = _checkin_trimmed_law(n, sigma, eps0, 1.0)
+    assert sum(s_law[0].values()) == pytest.approx(1, abs=1e-30)
     assert cg >= c
     for T in (1, 2):
         for eps in (0.0, 0.2, 0.7, 1.5, 3.0):
@@ -200,7 +165,7 @@ def test_checkin_trimmed_pair_is_at_or_below_the_all_users_pair(n, sigma, eps0, 
 
 
 def _gauss_delta_mp(mu, eps):
-    """δ(ε) of the Gaussian mechanism with μ = Δ/σ, at 40 digits (Balle & Wang, Thm 8)."""
+    """δ(ε) of the Gaussian mechanism with μ = Δ/σ, in mpmath (Balle & Wang, Thm 8)."""
     mu, eps = mp.mpf(mu), mp.mpf(eps)
     return mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2)
 
@@ -211,12 +176,11 @@ def test_central_floor_decides_exactly_at_the_gaussian_sum(m, sigma, T, x):
     """The floor is the T-fold Gaussian mechanism with noise σ√m: it says "cannot beat"
     just above that mechanism's ε(δ) (found here in mpmath) and never just below it."""
     from shuffledp.bounds.trimmed_clone import central_floor_beats
-    mp.mp.dps = 40
     mu = math.sqrt(T) / (sigma * math.sqrt(m))
     lo, hi = mp.mpf(0), mp.mpf(1)
     while _gauss_delta_mp(mu, hi) > x:
         hi *= 2
-    for _ in range(120):                 # δ(ε) is decreasing: bisect at 40 digits
+    for _ in range(120):                 # δ(ε) is decreasing: bisect in mpmath
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _gauss_delta_mp(mu, mid) > x else (lo, mid)
     e_true = float(hi)
