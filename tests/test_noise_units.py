@@ -149,3 +149,48 @@ def test_report_section_6_same_noise_multiplier_and_relations(tmp_path):
     assert all("noise multiplier 5" in r["protocol"] for r in rows)
     assert json.load(open(tmp_path / "scenario.json"))["gaussian"]["noise_multiplier"] == 5.0
     assert info["sections"] == ["gaussian"]
+
+
+@pytest.mark.slow
+def test_conventions_page_numbers_are_what_the_tools_compute():
+    """docs/conventions.md quotes numbers of this library, dp_accounting and Opacus: each is
+    recomputed here (the external ones by the external tools) and must appear, rounded to 4
+    significant digits, on the page."""
+    import pathlib
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+
+    def shown(x):
+        assert f"{x:.4g}" in text, f"{x:.4g} is not on docs/conventions.md"
+
+    mnist = dict(delta=1e-5, rounds=5540)
+    proto = sd.Shuffle(sd.Gaussian.from_noise_multiplier(5.0), **MNIST)
+    shown(sd.epsilon(proto, **mnist).epsilon)                               # 3.047
+    shown(sd.epsilon(sd.Shuffle(sd.Gaussian(5.0), **MNIST), **mnist).epsilon)     # 0.876
+    shown(sd.epsilon(proto, bound="liew-homogeneous", **mnist).epsilon)
+    shown(sd.epsilon(sd.Shuffle(sd.Gaussian(5.0), **MNIST), bound="liew-homogeneous",
+                     **mnist).epsilon)
+    c = sd.calibrate.sigma(60_000, 1.0, 1e-5, 5540, sampling=sd.CheckIn(0.1))
+    shown(c.value)
+    shown(c.noise_multiplier)
+    p = sd.Shuffle(sd.LDP(1.0), n=10_000)
+    for x in sd.rdp(p, [2, 4, 8, 16], bound="girgis-ub1").values:
+        shown(float(x))
+    shown(sd.epsilon(p, 1e-6, 10, bound="girgis-ub1").epsilon)
+    shown(sd.epsilon(p, 1e-6, 10).epsilon)
+    shown(sd.epsilon(p, 1e-6, bound="fmt20").epsilon)
+    shown(sd.epsilon(sd.Shuffle(sd.RandomizedResponse(1.0), n=10_000), 1e-6).epsilon)
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting import pld, rdp
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(5.0)), 5540)
+    for acc in (rdp.RdpAccountant(), pld.PLDAccountant(),
+                pld.PLDAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)):
+        acc.compose(ev)
+        shown(acc.get_epsilon(1e-5))
+    led = sd.Accountant().compose(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(5.0)), 5540)
+    shown(led.epsilon(1e-5).epsilon)
+    pytest.importorskip("opacus")
+    from opacus.accountants import PRVAccountant, RDPAccountant
+    for cls in (PRVAccountant, RDPAccountant):
+        a = cls()
+        a.history = [(5.0, 0.1, 5540)]
+        shown(a.get_epsilon(1e-5))
