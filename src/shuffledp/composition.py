@@ -645,6 +645,51 @@ def _both_directions(lp, lq, extra, discretization, compose, symmetric: bool = F
     return max(r[0] for r in res), [r[1] for r in res]
 
 
+#: The ledger's common PLD grid (``composers.pld.MULTI_DISCRETIZATION``), the finest step
+#: the one-entry route refines to.
+LEDGER_GRID = 2e-4
+#: The one-entry route also composes on a finer grid when its own step (``pld_fft.auto_step``,
+#: the loss's standard deviation over ``pld_fft.NU``) is at least this coarse in ε per round.
+COARSE_STEP = 1e-2
+#: ... as long as the finer grid's FFT stays within this length (tens of milliseconds) and
+#: the step gets at least ``_FINER_RATIO`` times smaller.
+FINER_MAX_FFT = 1 << 15
+_FINER_RATIO = 4.0
+
+
+def _finer_step(lp, lq, rounds: int, symmetric: bool) -> float | None:
+    """A second grid step for the one-entry PLD route, or None when the default suffices.
+
+    The default step is relative (the loss's standard deviation over ``pld_fft.NU``). For a
+    weakly amplified round — a pair with few atoms and a wide loss (n of a few users, large
+    ε0) — it is coarse in absolute terms, and at small δ the answer rests on the top of the
+    T-fold support, which the spread onto that grid moves by up to a step per round: with
+    RandomizedResponse(2.0), n = 3, WithoutReplacement(2), δ = 1e-6, T = 5 the default grid
+    (0.033) gives ε = 8.0926, a grid of 6e-4 gives 8.0673. A ledger composing the same pair
+    on its common grid (``LEDGER_GRID``) found the smaller value, so the same rounds got a
+    different answer by how they were entered (issue 28). Here the finer grid is the ledger's
+    where one FFT of ``FINER_MAX_FFT`` points covers it, else the finest that does.
+    """
+    steps = []
+    for a, b in ((lp, lq),) if symmetric else ((lp, lq), (lq, lp)):
+        mom = _pf.loss_moments(a, b)
+        if mom is None:
+            return None
+        auto = _pf.auto_step(a, b)
+        if auto < COARSE_STEP:
+            return None
+        d = LEDGER_GRID
+        # The FFT length grows like 1/d: coarsen until it fits.
+        while _pf.fft_length_estimate(mom, rounds, d) > FINER_MAX_FFT:
+            d *= 1.25
+            if d * _FINER_RATIO > auto:
+                return None
+        if d * _FINER_RATIO > auto:
+            return None
+        steps.append(d)
+    return max(steps)
+
+
 def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0, *,
               discretization: float | None = None,
               symmetric: bool = False) -> tuple[float, dict]:
@@ -661,11 +706,23 @@ def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0,
     it is charged as infinite privacy loss in every round, so it adds at most
     1 − (1 − extra_delta)^rounds to δ. Losses are rounded up to the grid; the T-fold law
     is computed by ``pld_fft`` (one tilted FFT power, every error bounded). numpy only.
-    Returns (δ, details).
+    Without ``discretization``, a coarse default grid is complemented by a finer one
+    (``_finer_step``) and the smaller certified value kept. Returns (δ, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
+    val, det = _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric)
+    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
+    if fine is not None and val > 0.0:
+        v2, det2 = _pld_delta_at(lp, lq, rounds, eps, extra, fine, symmetric)
+        det2["default_grid_value"] = val
+        if v2 < val:
+            val, det = v2, det2
+    return val, det
+
+
+def _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric):
     d, outs = _both_directions(lp, lq, extra, discretization,
                                lambda lat: _pf.composed_delta(lat, rounds, eps), symmetric)
     val = min(1.0, float(round_up(max(o[0] for o in outs))))
@@ -680,11 +737,24 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
     """Certified ε at total δ for ``rounds`` rounds of the dominating pair (P, Q).
 
     See ``pld_delta`` (and its ``symmetric``): the larger of the two directions' smallest certified ε with
-    δ(ε) ≤ δ; inf when the infinite-loss mass alone exceeds δ. Returns (ε, details).
+    δ(ε) ≤ δ; inf when the infinite-loss mass alone exceeds δ. Without ``discretization``,
+    a coarse default grid is complemented by a finer one (``_finer_step``) and the smaller
+    certified value kept. Returns (ε, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
+    eps, det = _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric)
+    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
+    if fine is not None and math.isfinite(eps) and eps > 0.0:
+        e2, det2 = _pld_epsilon_at(lp, lq, rounds, delta, extra, fine, symmetric)
+        det2["default_grid_value"] = eps
+        if e2 < eps:
+            eps, det = e2, det2
+    return eps, det
+
+
+def _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric):
     d, outs = _both_directions(lp, lq, extra, discretization,
                                lambda lat: _pf.composed_epsilon(lat, rounds, delta), symmetric)
     det = {"discretization": d, "variance_added_per_round": d * d / 4.0,

@@ -25,7 +25,7 @@ from .. import composition as _comp
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, golden_min, round_up
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 
 def _details(best, results) -> dict:
@@ -161,6 +161,7 @@ class Kov15Composer(Composer):
     reference = "Kairouz, Oh, Viswanath 2015 (arXiv:1311.0776v4), Thms 3.3-3.5"
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if any(v.kind != "upper" for v, _ in parts):
             return "composition theorems give upper bounds only"
         if any(v.dp is None for v, _ in parts):
@@ -170,6 +171,7 @@ class Kov15Composer(Composer):
         return None
 
     def floor(self, parts, x, question):
+        parts = merge_parts(parts)
         # Each round's ε at the whole δ (no δ left per round, ε_ℓ can only be larger) and
         # δ̃ = δ (the statement only gets worse with less): Thm 3.5 is monotone in both.
         if question != "epsilon" or len(parts) == 1:
@@ -177,6 +179,7 @@ class Kov15Composer(Composer):
         return hetero_closed([(float(v.dp.epsilon_of(x)), c) for v, c in parts], x)
 
     def epsilon(self, parts, delta, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1:
             v, c = parts[0]
             best, results = _comp.compose_epsilon(v.dp.epsilon_of, c, delta,
@@ -185,6 +188,7 @@ class Kov15Composer(Composer):
         return hetero_epsilon(parts, delta)
 
     def delta(self, parts, epsilon, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1:
             v, c = parts[0]
             best, results = _comp.compose_delta(v.dp.delta_of, c, epsilon,

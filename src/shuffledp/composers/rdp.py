@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import conversions as _rdp
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 _GRID_RANK = {"dense": 0, "coarse": 1, "sparse": 2}
 
@@ -64,6 +64,7 @@ class RdpComposer(Composer):
                  "Steinke 2020 (arXiv:2004.00010) Prop. 12")
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if any(v.rdp is None for v, _ in parts):
             return "needs an RDP view of every entry"
         if len(parts) > 1 and any(v.kind != "upper" for v, _ in parts):
@@ -74,11 +75,13 @@ class RdpComposer(Composer):
         return None
 
     def epsilon(self, parts, delta, **opts):
+        parts = merge_parts(parts)
         fn, rounds, top, grid, kind = _setup(parts)
         c = _rdp.search_epsilon(fn, delta, rounds, max_order=top, coarse=grid, beat=_beat(parts))
         return Outcome(c.value, kind, self.name, _details(parts, c))
 
     def delta(self, parts, epsilon, **opts):
+        parts = merge_parts(parts)
         fn, rounds, top, grid, kind = _setup(parts)
         c = _rdp.search_delta(fn, epsilon, rounds, max_order=top, coarse=grid, beat=_beat(parts))
         return Outcome(c.value, kind, self.name, _details(parts, c))
