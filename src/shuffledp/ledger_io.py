@@ -13,7 +13,9 @@ The format (documented with an example in ``docs/ledger.md`` and ``examples/budg
                of = {event = "gaussian", noise_multiplier = 1.1}}
 
 Mechanism types: ``ldp`` (eps0), ``rr`` (eps0, k), ``matrix`` (matrix, optional eps0),
-``gaussian`` (sigma). Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``.
+``gaussian`` (sigma), and the encoders ``oue``, ``rappor`` (alias ``sue``), ``hr`` (alias
+``hadamard``), ``olh`` (alias ``blh``), each with eps0 and d (the domain size).
+Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,24 @@ from __future__ import annotations
 import json
 
 from .central import event_from_dict, event_to_dict
-from .mechanisms import LDP, Gaussian, RandomizedResponse, Randomizer
+from .mechanisms import (LDP, OUE, RAPPOR, Gaussian, HadamardResponse, LocalHashing,
+                         RandomizedResponse, Randomizer)
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 
 __all__ = ["ledger_to_dict", "ledger_from_dict", "load_ledger", "proto_to_dict", "proto_from_dict"]
 
 FORMAT = "shuffledp-ledger"
 VERSION = 1
+
+
+#: The named encoders, stored as ``{type, eps0, d}``: the type names of the CLI's
+#: ``oue:D``, ``rappor:D``, ``hr:D``, ``olh:D`` (first name written, every alias read).
+ENCODER_TYPES = {"oue": OUE, "rappor": RAPPOR, "sue": RAPPOR, "hr": HadamardResponse,
+                 "hadamard": HadamardResponse, "olh": LocalHashing, "blh": LocalHashing}
+_ENCODER_NAME = {cls: name for name, cls in reversed(ENCODER_TYPES.items())}
+
+MECHANISM_TYPES = ("ldp", "rr", "matrix", "gaussian") + tuple(
+    n for n, c in ENCODER_TYPES.items() if _ENCODER_NAME[c] == n)
 
 
 def mechanism_to_dict(m) -> dict:
@@ -42,12 +55,16 @@ def mechanism_to_dict(m) -> dict:
         return d
     if isinstance(m, Gaussian):
         return {"type": "gaussian", "sigma": m.sigma}
+    for cls, name in _ENCODER_NAME.items():
+        if isinstance(m, cls):
+            return {"type": name, "eps0": m.eps0, "d": m.d}
     raise ValueError(f"cannot store mechanism {m!r}")
 
 
 def mechanism_from_dict(d) -> object:
     if not isinstance(d, dict) or "type" not in d:
-        raise ValueError(f"mechanism must be a table with a 'type' key (ldp, rr, matrix, gaussian); got {d!r}")
+        raise ValueError(f"mechanism must be a table with a 'type' key ({', '.join(MECHANISM_TYPES)}); "
+                         f"got {d!r}")
     t = d["type"]
     if t == "ldp":
         return LDP(d["eps0"])
@@ -57,7 +74,11 @@ def mechanism_from_dict(d) -> object:
         return Randomizer(tuple(tuple(r) for r in d["matrix"]), eps0=d.get("eps0"))
     if t == "gaussian":
         return Gaussian(d["sigma"])
-    raise ValueError(f"mechanism type must be one of ldp, rr, matrix, gaussian; got {t!r}")
+    if t in ENCODER_TYPES:
+        if "d" not in d or "eps0" not in d:
+            raise ValueError(f"mechanism type {t!r} needs 'eps0' and 'd' (the domain size); got {d!r}")
+        return ENCODER_TYPES[t](d["eps0"], d["d"])
+    raise ValueError(f"mechanism type must be one of {', '.join(MECHANISM_TYPES)}; got {t!r}")
 
 
 def proto_to_dict(p: Shuffle) -> dict:
