@@ -62,7 +62,6 @@ in ε, always on the safe side).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -73,6 +72,7 @@ from ._lazy import special  # scipy.special on first use (import time)
 from . import _validate as v
 from .errors import NotApplicableError
 from . import pld_fft as _pf
+from ._memo import memo
 from ._parallel import pmap
 from .numerics import (golden_min, binom_logpmf, binom_window, bisect_certified,
                        log_binom_coef, round_up)
@@ -101,7 +101,7 @@ __all__ = [
 _WINDOW_SDS = 40.0   # binomial mass outside the window is < e^-800: the tail term is 1e-300
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _rr_weights(eps1: float, k: int):
     """Window of the flip count j ~ Bin(k, e^-eps1/(1+e^-eps1)) and its log weights.
 
@@ -196,7 +196,7 @@ def kov15_delta(eps_round: float, delta_round: float, rounds: int, epsilon: floa
     return _kov_delta(eps1, delta1, k, eps)
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _rr_prefix(eps1: float, k: int):
     """Breakpoints and prefix sums of H_k on its window (``_kov_steer``), cached with the
     weights: tops[j] = (k − 2j)·ε1 (term j is live below it), A[j] = Σ_{i≤j} w_i and
@@ -538,7 +538,7 @@ PLD_ABS_SLACK = 1e-12
 _TAIL_TRUNCATION = 1e-15
 
 
-@functools.lru_cache(maxsize=1)
+@memo(maxsize=1)
 def pld_unavailable_reason() -> str | None:
     """None when dp_accounting's PLD module imports, else why not (cached)."""
     try:
