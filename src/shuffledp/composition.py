@@ -78,7 +78,6 @@ from .numerics import (golden_min, binom_logpmf, binom_window, bisect_certified,
                        log_binom_coef, round_up)
 
 __all__ = [
-    "kov15_hockey",
     "kov15_delta",
     "kov15_epsilon",
     "kov15_points",
@@ -168,13 +167,6 @@ def _check_kov_args(eps1, delta1, k):
     delta1 = v.real("delta_round", delta1, lo=0.0, hi=1.0, hi_open=True)
     k = v.integer("rounds", k, lo=1)
     return eps1, delta1, k
-
-
-def kov15_hockey(eps1: float, rounds: int, eps: float) -> float:
-    """H_k(ε) of the k-fold binary randomized-response(ε1) pair (δ1 = 0), rounded up."""
-    eps1, _, k = _check_kov_args(eps1, 0.0, rounds)
-    eps = v.real("epsilon", eps, lo=0.0)
-    return _hockey_rr(eps1, k, eps)
 
 
 def _kov_delta(eps1: float, delta1: float, k: int, eps: float) -> float:

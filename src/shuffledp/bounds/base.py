@@ -223,19 +223,12 @@ class Bound:
             return self._pld_route(proto, rounds, delta, "epsilon")
         return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
 
-    # Helpers kept for bounds written against the earlier route methods (same behaviour,
-    # now through the composers).
-    def _rdp_kind(self) -> str:
-        return "upper" if self.kind == "upper" else "estimate"
-
+    # Kept for bounds written against the earlier route methods (same behaviour, now
+    # through the composers).
     def _pld_route(self, proto, rounds, x, question):
         c = _composers.get("pld")
         parts = [(self.views(proto), rounds)]
         return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
-
-    def _kov15_eps_max(self, proto) -> float:
-        from ..composers.kov15 import _eps_max
-        return _eps_max(self.views(proto).dp)
 
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):
