@@ -25,8 +25,6 @@ KNOWN_CYCLES = [
     {"shuffledp.gparv", "shuffledp.mechanisms"},
     # Bound routes call the composers; the rdp composer reads the bound's value to beat.
     {"shuffledp.bounds.base", "shuffledp.composers", "shuffledp.composers.rdp"},
-    # Accountant.to_dict / from_dict live in ledger_io, which builds an Accountant.
-    {"shuffledp.ledger", "shuffledp.ledger_io"},
     # calibrate's CLI parses mechanisms with cli's parser; cli registers calibrate's CLI
     # (and through the package, the fl demo's modules that import shuffledp).
     {"shuffledp", "shuffledp.calibrate", "shuffledp.cli", "shuffledp.fl.accounting",

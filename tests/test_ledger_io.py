@@ -3,7 +3,7 @@ file (``Accountant.to_dict`` / ``from_dict``, JSON).
 
 The kinds are enumerated from the package (the ``Mechanism`` and ``Sampling`` unions and
 what ``Shuffle`` accepts), so a mechanism added later without storage support fails here
-until it gets an example below and a line in ``shuffledp.ledger_io``.
+until it gets an example below and a line in ``shuffledp.spec``.
 """
 
 import json
@@ -12,7 +12,7 @@ import typing
 import pytest
 
 import shuffledp as sd
-from shuffledp import ledger_io, mechanisms, protocols
+from shuffledp import mechanisms, protocols, spec
 
 EXAMPLES = {
     sd.LDP: [sd.LDP(1.0)],
@@ -38,7 +38,7 @@ def test_every_accepted_kind_has_an_example():
     assert set(typing.get_args(mechanisms.Mechanism)) == accepted
     assert _public(mechanisms) <= accepted
     missing = accepted - set(EXAMPLES)
-    assert not missing, f"add an example here and storage in shuffledp.ledger_io for: {missing}"
+    assert not missing, f"add an example here and storage in shuffledp.spec for: {missing}"
     samplings = set(typing.get_args(protocols.Sampling)) | {type(None)}
     assert (_public(protocols) - {sd.Shuffle}) <= samplings
     assert samplings == set(SAMPLINGS)
@@ -59,15 +59,15 @@ def test_protocol_round_trips_through_a_ledger_file(mech, sampling):
 def test_encoder_aliases_are_read():
     # The CLI's aliases (sue:D, hadamard:D, blh:D) are read; the first name is written.
     for alias, cls in (("sue", sd.RAPPOR), ("hadamard", sd.HadamardResponse), ("blh", sd.LocalHashing)):
-        m = ledger_io.mechanism_from_dict({"type": alias, "eps0": 1.0, "d": 8})
+        m = spec.mechanism_from_dict({"type": alias, "eps0": 1.0, "d": 8})
         assert type(m) is cls and (m.eps0, m.d) == (1.0, 8)
-        assert ledger_io.mechanism_to_dict(m)["type"] != alias
+        assert spec.mechanism_to_dict(m)["type"] != alias
 
 
 def test_bad_mechanism_tables_name_the_problem():
     with pytest.raises(ValueError, match="needs 'eps0' and 'd'"):
-        ledger_io.mechanism_from_dict({"type": "oue", "eps0": 1.0})
+        spec.mechanism_from_dict({"type": "oue", "eps0": 1.0})
     with pytest.raises(ValueError, match="one of ldp, rr, matrix, gaussian, oue, rappor, hr, olh"):
-        ledger_io.mechanism_from_dict({"type": "nope"})
+        spec.mechanism_from_dict({"type": "nope"})
     with pytest.raises(ValueError, match="d must be"):
-        ledger_io.mechanism_from_dict({"type": "olh", "eps0": 1.0, "d": 1})
+        spec.mechanism_from_dict({"type": "olh", "eps0": 1.0, "d": 1})

@@ -41,13 +41,19 @@ import numpy as np
 
 from . import _validate as v
 from . import composers as _composers
-from .central import RELATION, EventViews, describe_event, flatten_event
+from .central import (RELATION, EventViews, describe_event, event_from_dict, event_to_dict,
+                      flatten_event)
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import RdpCurve, _jsonable
+from .spec import proto_from_dict, proto_to_dict
 from .views import RdpView
 
 __all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
+
+#: The ledger-file format (``to_dict`` / ``from_dict``; files: ``shuffledp.ledger_io``).
+LEDGER_FORMAT = "shuffledp-ledger"
+LEDGER_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -456,13 +462,43 @@ class Accountant:
 
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        from .ledger_io import ledger_to_dict
-        return ledger_to_dict(self)
+        """The ledger as plain data (the ledger-file format, ``docs/ledger.md``)."""
+        out = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION, "relation": "replace-one",
+               "entries": []}
+        if self.pld_discretization is not None:
+            out["pld_discretization"] = self.pld_discretization
+        for e in self._entries:
+            row = {"rounds": e.rounds, "label": e.label}
+            if e.is_shuffle:
+                row["shuffle"] = proto_to_dict(e.item)
+            else:
+                row["central"] = event_to_dict(e.item)
+            out["entries"].append(row)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Accountant":
-        from .ledger_io import ledger_from_dict
-        return ledger_from_dict(d)
+        """A ledger from ``to_dict``'s data (or a parsed ledger file)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a ledger must be a table/object; got {type(d).__name__}")
+        if d.get("format", LEDGER_FORMAT) != LEDGER_FORMAT:
+            raise ValueError(f"format must be {LEDGER_FORMAT!r}; got {d.get('format')!r}")
+        if int(d.get("version", LEDGER_VERSION)) != LEDGER_VERSION:
+            raise ValueError(f"version must be {LEDGER_VERSION}; got {d.get('version')!r}")
+        rel = d.get("relation", "replace-one")
+        if rel != "replace-one":
+            raise ValueError(f"relation must be 'replace-one' (the only one supported); got {rel!r}")
+        entries = d.get("entries")
+        if not isinstance(entries, list) or not entries:
+            raise ValueError("entries must be a non-empty list of tables with 'rounds' and "
+                             "either 'shuffle' or 'central'")
+        acc = cls(pld_discretization=d.get("pld_discretization"))
+        for i, row in enumerate(entries):
+            if not isinstance(row, dict) or ("shuffle" in row) == ("central" in row):
+                raise ValueError(f"entries[{i}] must have exactly one of 'shuffle' or 'central'; got {row!r}")
+            item = proto_from_dict(row["shuffle"]) if "shuffle" in row else event_from_dict(row["central"])
+            acc.compose(item, row.get("rounds", 1), label=row.get("label"))
+        return acc
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())

@@ -1,4 +1,4 @@
-"""Ledger state: ``Accountant.to_dict`` / ``from_dict`` and ledger files (TOML or JSON).
+"""Ledger files (TOML or JSON) and the ``compose`` command.
 
 The format (documented with an example in ``docs/ledger.md`` and ``examples/budget.toml``)::
 
@@ -12,133 +12,31 @@ The format (documented with an example in ``docs/ledger.md`` and ``examples/budg
     central = {event = "poisson_sampled", sampling_probability = 0.01,
                of = {event = "gaussian", noise_multiplier = 1.1}}
 
-Mechanism types: ``ldp`` (eps0), ``rr`` (eps0, k), ``matrix`` (matrix, optional eps0),
-``gaussian`` (sigma), and the encoders ``oue``, ``rappor`` (alias ``sue``), ``hr`` (alias
-``hadamard``), ``olh`` (alias ``blh``), each with eps0 and d (the domain size).
-Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``.
+Entries are read by ``Accountant.from_dict`` (``shuffledp.ledger``); mechanisms and
+protocols are spelled as in ``shuffledp.spec``.
 """
 
 from __future__ import annotations
 
 import json
 
-from .central import event_from_dict, event_to_dict
-from .mechanisms import (LDP, OUE, RAPPOR, Gaussian, HadamardResponse, LocalHashing,
-                         RandomizedResponse, Randomizer)
-from .protocols import CheckIn, Shuffle, WithoutReplacement
+from .ledger import LEDGER_FORMAT, LEDGER_VERSION, Accountant
+from .spec import (ENCODER_TYPES, MECHANISM_TYPES, mechanism_from_dict,  # noqa: F401
+                   mechanism_to_dict, proto_from_dict, proto_to_dict)
 
 __all__ = ["ledger_to_dict", "ledger_from_dict", "load_ledger", "proto_to_dict", "proto_from_dict"]
 
-FORMAT = "shuffledp-ledger"
-VERSION = 1
-
-
-#: The named encoders, stored as ``{type, eps0, d}``: the type names of the CLI's
-#: ``oue:D``, ``rappor:D``, ``hr:D``, ``olh:D`` (first name written, every alias read).
-ENCODER_TYPES = {"oue": OUE, "rappor": RAPPOR, "sue": RAPPOR, "hr": HadamardResponse,
-                 "hadamard": HadamardResponse, "olh": LocalHashing, "blh": LocalHashing}
-_ENCODER_NAME = {cls: name for name, cls in reversed(ENCODER_TYPES.items())}
-
-MECHANISM_TYPES = ("ldp", "rr", "matrix", "gaussian") + tuple(
-    n for n, c in ENCODER_TYPES.items() if _ENCODER_NAME[c] == n)
-
-
-def mechanism_to_dict(m) -> dict:
-    if isinstance(m, LDP):
-        return {"type": "ldp", "eps0": m.eps0}
-    if isinstance(m, RandomizedResponse):
-        return {"type": "rr", "eps0": m.eps0, "k": m.k}
-    if isinstance(m, Randomizer):
-        d = {"type": "matrix", "matrix": [list(map(float, r)) for r in m.matrix]}
-        if m.eps0 is not None:
-            d["eps0"] = m.eps0
-        return d
-    if isinstance(m, Gaussian):
-        return {"type": "gaussian", "sigma": m.sigma}
-    for cls, name in _ENCODER_NAME.items():
-        if isinstance(m, cls):
-            return {"type": name, "eps0": m.eps0, "d": m.d}
-    raise ValueError(f"cannot store mechanism {m!r}")
-
-
-def mechanism_from_dict(d) -> object:
-    if not isinstance(d, dict) or "type" not in d:
-        raise ValueError(f"mechanism must be a table with a 'type' key ({', '.join(MECHANISM_TYPES)}); "
-                         f"got {d!r}")
-    t = d["type"]
-    if t == "ldp":
-        return LDP(d["eps0"])
-    if t == "rr":
-        return RandomizedResponse(d["eps0"], k=d.get("k", 2))
-    if t == "matrix":
-        return Randomizer(tuple(tuple(r) for r in d["matrix"]), eps0=d.get("eps0"))
-    if t == "gaussian":
-        return Gaussian(d["sigma"])
-    if t in ENCODER_TYPES:
-        if "d" not in d or "eps0" not in d:
-            raise ValueError(f"mechanism type {t!r} needs 'eps0' and 'd' (the domain size); got {d!r}")
-        return ENCODER_TYPES[t](d["eps0"], d["d"])
-    raise ValueError(f"mechanism type must be one of {', '.join(MECHANISM_TYPES)}; got {t!r}")
-
-
-def proto_to_dict(p: Shuffle) -> dict:
-    d = {"n": p.n, "mechanism": mechanism_to_dict(p.mechanism)}
-    if isinstance(p.sampling, CheckIn):
-        d["sampling"] = {"checkin": p.sampling.rate}
-    elif isinstance(p.sampling, WithoutReplacement):
-        d["sampling"] = {"without_replacement": p.sampling.size}
-    return d
-
-
-def proto_from_dict(d) -> Shuffle:
-    if not isinstance(d, dict) or "n" not in d or "mechanism" not in d:
-        raise ValueError(f"shuffle must be a table with 'n' and 'mechanism'; got {d!r}")
-    s = d.get("sampling")
-    samp = None
-    if s is not None:
-        if not isinstance(s, dict) or len(s) != 1 or next(iter(s)) not in ("checkin", "without_replacement"):
-            raise ValueError("sampling must be {checkin = RATE} or {without_replacement = SIZE}; "
-                             f"got {s!r}")
-        samp = CheckIn(s["checkin"]) if "checkin" in s else WithoutReplacement(s["without_replacement"])
-    return Shuffle(mechanism_from_dict(d["mechanism"]), n=d["n"], sampling=samp)
+# The dict form lives with the records (``spec``) and the ledger (``ledger``); this module
+# reads files and adds the ``compose`` command. The names below stay importable from here.
+FORMAT, VERSION = LEDGER_FORMAT, LEDGER_VERSION
 
 
 def ledger_to_dict(acc) -> dict:
-    out = {"format": FORMAT, "version": VERSION, "relation": "replace-one", "entries": []}
-    if acc.pld_discretization is not None:
-        out["pld_discretization"] = acc.pld_discretization
-    for e in acc.entries:
-        row = {"rounds": e.rounds, "label": e.label}
-        if e.is_shuffle:
-            row["shuffle"] = proto_to_dict(e.item)
-        else:
-            row["central"] = event_to_dict(e.item)
-        out["entries"].append(row)
-    return out
+    return acc.to_dict()
 
 
 def ledger_from_dict(d: dict):
-    from .ledger import Accountant
-    if not isinstance(d, dict):
-        raise ValueError(f"a ledger must be a table/object; got {type(d).__name__}")
-    if d.get("format", FORMAT) != FORMAT:
-        raise ValueError(f"format must be {FORMAT!r}; got {d.get('format')!r}")
-    if int(d.get("version", VERSION)) != VERSION:
-        raise ValueError(f"version must be {VERSION}; got {d.get('version')!r}")
-    rel = d.get("relation", "replace-one")
-    if rel != "replace-one":
-        raise ValueError(f"relation must be 'replace-one' (the only one supported); got {rel!r}")
-    entries = d.get("entries")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError("entries must be a non-empty list of tables with 'rounds' and "
-                         "either 'shuffle' or 'central'")
-    acc = Accountant(pld_discretization=d.get("pld_discretization"))
-    for i, row in enumerate(entries):
-        if not isinstance(row, dict) or ("shuffle" in row) == ("central" in row):
-            raise ValueError(f"entries[{i}] must have exactly one of 'shuffle' or 'central'; got {row!r}")
-        item = proto_from_dict(row["shuffle"]) if "shuffle" in row else event_from_dict(row["central"])
-        acc.compose(item, row.get("rounds", 1), label=row.get("label"))
-    return acc
+    return Accountant.from_dict(d)
 
 
 def load_ledger(path: str):
