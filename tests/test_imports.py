@@ -25,10 +25,6 @@ KNOWN_CYCLES = [
     {"shuffledp.gparv", "shuffledp.mechanisms"},
     # Bound routes call the composers; the rdp composer reads the bound's value to beat.
     {"shuffledp.bounds.base", "shuffledp.composers", "shuffledp.composers.rdp"},
-    # calibrate's CLI parses mechanisms with cli's parser; cli registers calibrate's CLI
-    # (and through the package, the fl demo's modules that import shuffledp).
-    {"shuffledp", "shuffledp.calibrate", "shuffledp.cli", "shuffledp.fl.accounting",
-     "shuffledp.fl.cli", "shuffledp.fl.demo", "shuffledp.fl.output"},
     # The Gaussian bounds share their trimmed pairs and eps0 searches in both directions.
     {"shuffledp.bounds.gaussian", "shuffledp.bounds.sampled", "shuffledp.bounds.trimmed_clone"},
 ]
