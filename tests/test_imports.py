@@ -23,8 +23,6 @@ PKG = "shuffledp"
 KNOWN_CYCLES = [
     # The records' blanket_pairs() / matrix() ask gparv; gparv.matrix_of builds records.
     {"shuffledp.gparv", "shuffledp.mechanisms"},
-    # Bound routes call the composers; the rdp composer reads the bound's value to beat.
-    {"shuffledp.bounds.base", "shuffledp.composers", "shuffledp.composers.rdp"},
     # The Gaussian bounds share their trimmed pairs and eps0 searches in both directions.
     {"shuffledp.bounds.gaussian", "shuffledp.bounds.sampled", "shuffledp.bounds.trimmed_clone"},
 ]

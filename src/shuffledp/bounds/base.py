@@ -221,7 +221,8 @@ class Bound:
     def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):
             return self._pld_route(proto, rounds, delta, "epsilon")
-        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
+        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta,
+                                             beat=_BEAT.get())
 
     # Kept for bounds written against the earlier route methods (same behaviour, now
     # through the composers).
@@ -233,7 +234,8 @@ class Bound:
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):
             return self._pld_route(proto, rounds, eps, "delta")
-        return _composers.get(route).delta([(self.views(proto), rounds)], eps)
+        return _composers.get(route).delta([(self.views(proto), rounds)], eps,
+                                           beat=_BEAT.get())
 
     def _pick(self, outcomes: list[Outcome]) -> Outcome:
         """The tightest outcome of the bound's own kind; estimates only if nothing else."""
