@@ -343,7 +343,7 @@ def _extra_commands(sub):
         _cal.add_cli(sub, _protocol_args, _num, _int_like)
     except ImportError:
         pass
-    for modname in ("report", "figures", "sweep", "ledger_io"):
+    for modname in ("report", "figures", "sweep", "ledger_io", "example_files"):
         try:
             mod = __import__(f"shuffledp.{modname}", fromlist=["add_cli"])
         except ImportError:

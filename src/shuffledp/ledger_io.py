@@ -1,6 +1,7 @@
 """Ledger state: ``Accountant.to_dict`` / ``from_dict`` and ledger files (TOML or JSON).
 
-The format (documented with an example in ``docs/ledger.md`` and ``examples/budget.toml``)::
+The format (documented with an example in ``docs/ledger.md``; ``shuffledp example budget``
+prints one)::
 
     format = "shuffledp-ledger"
     version = 1
@@ -151,7 +152,7 @@ def add_cli(sub, protocol_args, num, int_like):
                                    "and central dp_accounting events, replace-one) and print "
                                    "the tightest valid upper bound with its breakdown. The "
                                    "file may hold 'delta' or 'epsilon' as the question.")
-    p.add_argument("file", help="ledger file: .toml, or JSON (see examples/budget.toml)")
+    p.add_argument("file", help="ledger file: .toml, or JSON (an example: shuffledp example budget)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--delta", type=num, default=None, help="answer epsilon at this delta")
     g.add_argument("--epsilon", type=num, default=None, help="answer delta at this epsilon")

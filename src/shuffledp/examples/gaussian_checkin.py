@@ -1,7 +1,9 @@
 """Shuffled Gaussian with check-in: the valid bound, the estimate, and the central baseline.
 
-The seed's learning setting (Liew & Takahashi): n = 60 000 users, check-in rate 0.1,
-sigma = 5, T = 5540 rounds, delta = 1e-5.  Run:  python examples/gaussian_checkin.py
+The learning setting of Liew & Takahashi: n = 60 000 users, check-in rate 0.1,
+sigma = 5, T = 5540 rounds, delta = 1e-5.  Run:
+
+    shuffledp example gaussian_checkin > gaussian_checkin.py && python gaussian_checkin.py
 """
 
 import shuffledp as sd

@@ -8,7 +8,9 @@ the noise centrally in this simulation; what we replace is the *accountant*:
 ``Shuffle(Gaussian(z / 2), n, sampling=CheckIn(q))`` per step (replacement: two clipped
 gradients are at most 2C apart), never an estimate.
 
-Run:  python examples/opacus_shuffle.py    (needs the extra 'opacus': torch + opacus)
+Run (needs the extra 'opacus': torch + opacus):
+
+    shuffledp example opacus_shuffle > opacus_shuffle.py && python opacus_shuffle.py
 """
 
 import warnings
