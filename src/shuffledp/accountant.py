@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from .bounds.base import EXACT_FLOORS, CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
 
@@ -242,7 +246,8 @@ def _notes(bounds, rounds, composition) -> tuple:
             "bounds over several rounds are often tighter",)
 
 
-def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None = None,
+            composition: str | None = None, lower: bool = False) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
 
     Parameters
@@ -266,7 +271,8 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False
     return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower))
 
 
-def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None = None,
+          composition: str | None = None, lower: bool = False) -> Result:
     """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
 
     ``lower=True`` also computes lower bounds, estimates and comparison-only bounds.
@@ -282,7 +288,8 @@ def _flag(lower) -> bool:
     return bool(lower)
 
 
-def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
+def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
+        bound: str | None = None) -> RdpCurve:
     """RDP curve of ``rounds`` rounds at ``orders`` (each > 1).
 
     With a named bound: that bound's curve. Without: the pointwise minimum over the

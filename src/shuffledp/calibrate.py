@@ -21,11 +21,16 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import _validate as v
 from .accountant import _ask
 from .bounds.base import CannotBeat
+
+if TYPE_CHECKING:
+    from .ledger import Accountant
+    from .mechanisms import Mechanism
+    from .protocols import Sampling, Shuffle
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
@@ -252,9 +257,11 @@ def _finish_ledger(param, value, acc, target, delta):
                        ru[0] if ru else None, acc)
 
 
-def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False,
-              start=1.0, lo=None, hi=None, growth=2.0, limits=(1e-3, 1e8),
-              tol=1e-5) -> Calibration:
+def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float, *,
+              parameter: str = "x", increasing: bool, discrete: bool = False,
+              start: float = 1.0, lo: float | None = None, hi: float | None = None,
+              growth: float = 2.0, limits: tuple[float, float] = (1e-3, 1e8),
+              tol: float = 1e-5) -> Calibration:
     """The parameter x of ``make(x)`` (a ledger, ``sd.Accountant``) that meets the target.
 
     The shape of dp_accounting's ``calibrate_dp_mechanism``: a family of mechanisms indexed
@@ -310,8 +317,9 @@ def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False
                         "may also meet the target (raise the cap to search further)"))
                 hi = top
                 break
-        val = (_largest_integer(eps_at, target, lo, hi) if discrete else
-               _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
+        # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
+        val = (_largest_integer(eps_at, target, lo, hi)  # type: ignore[arg-type]
+               if discrete else _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
         return _finish_ledger(parameter, val, make(val), target, d)
     if discrete:
         lo = int(lim_lo if lo is None else lo)
@@ -350,7 +358,8 @@ def _one(proto, T):
 _PARAMS = ("eps0", "sigma", "rounds", "n")
 
 
-def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
+def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta: float,
+          **kw: Any) -> Calibration:
     """Calibrate one numeric parameter of entry ``index`` of a ledger, the others fixed.
 
     ``parameter``: "eps0" (LDP / k-RR entries; largest), "sigma" (Gaussian entries, or the
@@ -415,7 +424,9 @@ def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
 
 
 
-def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None, tol=1e-5) -> Calibration:
+def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None = None,
+         mechanism: Mechanism | None = None, sampling: Sampling | None = None,
+         tol: float = 1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
@@ -552,7 +563,8 @@ def _closest_secant(seen, good, bad, aim=0.0):
     return x if math.isfinite(x) and lo < x < hi else None
 
 
-def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
+def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
+          sampling: Sampling | None = None, tol: float = 1e-5) -> Calibration:
     """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``."""
     return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol),
                            lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
@@ -572,7 +584,8 @@ def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibrati
                      increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol)
 
 
-def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
+def rounds(proto: Shuffle, epsilon: float, delta: float, *,
+           max_rounds: int = 10**7) -> Calibration:
     """Largest number of rounds T for which ``proto`` meets (epsilon, delta)."""
     return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds),
                            lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds))
@@ -619,7 +632,8 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
     return lo
 
 
-def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
+def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
+          sampling: Sampling | None = None, max_users: int = 10**10) -> Calibration:
     """Smallest number of users n for which the shuffle of ``mechanism`` meets the target."""
     return _with_runner_up(
         _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users),

@@ -33,7 +33,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,11 @@ from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import RdpCurve, _jsonable
 from .views import RdpView
+
+if TYPE_CHECKING:
+    from dp_accounting.dp_event import DpEvent
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from numpy.typing import ArrayLike
 
 __all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
 
@@ -271,7 +276,8 @@ class Accountant:
         may cost is at most Σ rounds × grid, usually far less).
     """
 
-    def __init__(self, *, pld_discretization: float | None = None, answer_only: bool = False):
+    def __init__(self, *, pld_discretization: float | None = None,
+                 answer_only: bool = False) -> None:
         self._entries: list[Entry] = []
         #: True: skip lower bounds and estimates (they never change the answer; faster).
         self.answer_only = bool(answer_only)
@@ -280,7 +286,8 @@ class Accountant:
                                           lo=0.0, lo_open=True, hi=1.0))
 
     # ----- building ------------------------------------------------------------------
-    def compose(self, item, rounds: int = 1, *, label: str | None = None) -> "Accountant":
+    def compose(self, item: Shuffle | DpEvent, rounds: int = 1, *,
+                label: str | None = None) -> Accountant:
         """Add ``rounds`` adaptive rounds of ``item`` (a ``Shuffle`` or a dp_accounting event)."""
         rounds = v.integer("rounds", rounds, lo=1)
         if isinstance(item, Shuffle):
@@ -386,7 +393,7 @@ class Accountant:
                             RELATION, ent, rows, "the only entry",
                             {"result": r, "candidates": r.candidates})
 
-    def rdp(self, orders) -> RdpCurve:
+    def rdp(self, orders: ArrayLike) -> RdpCurve:
         """RDP curve of the whole ledger at ``orders`` (> 1): per entry the per-order minimum
         over its valid upper bounds, times its rounds, summed over entries."""
         self._need_entries()
@@ -409,11 +416,11 @@ class Accountant:
             per_entry.append({"label": e.label, "bound": who, "values": vals})
         return RdpCurve(lam, total, "ledger", "upper",
                         " AND ".join(dict.fromkeys(
-                            _ShuffleEntryViews.valid_for_static(e) for e in self._entries)),
+                            _valid_for_static(e) for e in self._entries)),
                         sum(e.rounds for e in self._entries),
                         {"entries": per_entry, "relation": RELATION})
 
-    def to_dp_accounting(self, *, discretization: float = 1e-4):
+    def to_dp_accounting(self, *, discretization: float = 1e-4) -> PrivacyLossDistribution:
         """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
         on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
         self._need_entries()
@@ -457,9 +464,6 @@ def _valid_for_static(e: Entry) -> str:
     return describe_event(e.item) + " (central)"
 
 
-_ShuffleEntryViews.valid_for_static = staticmethod(_valid_for_static)
-
-
 def _rdp_curve_event(event):
     from .central import _rdp_curve
     return _rdp_curve(event)
@@ -471,7 +475,8 @@ def _real_orders(f, lam):
                       dtype=float)
 
 
-def to_dp_accounting(proto, rounds: int = 1, *, discretization: float = 1e-4):
+def to_dp_accounting(proto: Shuffle, rounds: int = 1, *,
+                     discretization: float = 1e-4) -> PrivacyLossDistribution:
     """``rounds`` adaptive rounds of ``proto`` as a dp_accounting ``PrivacyLossDistribution``.
 
     The PLD is that of the dominating pair of the protocol's tightest valid upper bound

@@ -317,7 +317,7 @@ class RdpCurve:
                           "details": self.details})
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
     if not math.isfinite(x):
