@@ -44,8 +44,12 @@ class Calibration(_Number):
     """A calibrated parameter with the guarantee that certifies it.
 
     Behaves like the parameter's number: ``float(c)``, ``f"{c:.3f}"`` and comparisons use
-    ``value``. ``runner_up_value`` is the parameter the next-best bound would allow on its
-    own (``runner_up_epsilon`` its certified ε there), so the two can be compared directly.
+    ``value``. ``runner_up`` is the next-best bound: of the other valid upper bounds for the
+    protocol, the one that *alone* allows the best parameter; ``runner_up_value`` is that
+    parameter (``runner_up_epsilon`` its certified ε there), so the two can be compared
+    directly. (The second-smallest ε at ``value`` would not do: where the winner is far
+    ahead, the trivial bound ε = T·ε0 can be second there while another bound alone
+    allows a much larger ε0.)
     """
 
     parameter: str         # "eps0", "sigma", "rounds" or "users"
@@ -55,7 +59,7 @@ class Calibration(_Number):
     delta: float
     rounds: int
     bound: str             # the bound that achieved it
-    runner_up: str | None  # the next-best upper bound at ``value``
+    runner_up: str | None  # the bound that alone allows the best parameter after ``bound``
     runner_up_epsilon: float | None   # its certified ε at ``runner_up_value``
     protocol: Shuffle
     note: str | None = None  # e.g. the search cap was reached (the value is the cap)
@@ -63,9 +67,11 @@ class Calibration(_Number):
     #: Finds the runner-up's own parameter on first use (a second calibration, as costly as
     #: the first, so it is not paid by callers that only want ``value``).
     _search: Any = field(default=None, compare=False, repr=False)
+    #: The other valid upper bounds at ``value``: the runner-up is searched among them.
+    _rivals: tuple = field(default=(), compare=False, repr=False)
 
     def __getattribute__(self, name):
-        if name in ("runner_up_value", "runner_up_epsilon"):
+        if name in ("runner_up", "runner_up_value", "runner_up_epsilon"):
             object.__getattribute__(self, "_resolve")()
         return object.__getattribute__(self, name)
 
@@ -76,6 +82,7 @@ class Calibration(_Number):
         object.__setattr__(self, "_search", None)
         ru = search()
         if ru is not None:
+            object.__setattr__(self, "runner_up", ru.bound)
             object.__setattr__(self, "runner_up_value", ru.value)
             object.__setattr__(self, "runner_up_epsilon", ru.epsilon)
 
@@ -170,27 +177,37 @@ def _finish(param, value, proto, target, delta, T):
     r = _best(proto, delta, T)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
-    ru = ups[1] if len(ups) > 1 else None
+    ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
+    from .accountant import applicable
+    rivals = tuple(b.id for b in applicable(proto)[0]
+                   if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
-                       ru.bound if ru else None, None, proto)
+                       ru.bound if ru else None, None, proto, _rivals=rivals)
 
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
-    """Attach the search for the parameter the runner-up bound alone allows (run lazily)."""
+    """Attach the search for the runner-up (run lazily): each other valid upper bound
+    calibrated alone; the one allowing the best parameter wins."""
     if cal.runner_up is None or _ONLY.get() is not None:
         return cal
+    larger = cal.parameter in ("eps0", "rounds")      # else sigma, users: smaller is better
+    rivals = cal._rivals or (cal.runner_up,)
 
     def search():
-        token = _ONLY.set(cal.runner_up)
-        try:
-            ru = again()
-        except (NotApplicableError, ValueError, ArithmeticError):
-            return None
-        finally:
-            _ONLY.reset(token)
-        if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
-            return None
-        return ru
+        best = None
+        for rival in rivals:
+            token = _ONLY.set(rival)
+            try:
+                ru = again()
+            except (NotApplicableError, ValueError, ArithmeticError):
+                continue
+            finally:
+                _ONLY.reset(token)
+            if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
+                continue
+            if best is None or (ru.value > best.value if larger else ru.value < best.value):
+                best = ru
+        return best
 
     return dataclasses.replace(cal, _search=search)
 
