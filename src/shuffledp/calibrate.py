@@ -710,7 +710,7 @@ def add_cli(sub, protocol_args, num, int_like):
     import argparse
     import json
 
-    from .cli import mechanism_from_spec
+    from .cli import mechanism_from_spec, sampling_from_args
 
     p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
                        description="Find the parameter that meets a target (epsilon, delta): "
@@ -741,10 +741,8 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(a):
-        from .protocols import CheckIn, WithoutReplacement
         _check_flags(a)
-        sampling = (CheckIn(a.checkin) if a.checkin is not None else
-                    WithoutReplacement(a.sample_size) if a.sample_size is not None else None)
+        sampling = sampling_from_args(a)
         T = 1 if a.rounds is None else a.rounds
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")

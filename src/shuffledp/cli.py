@@ -46,7 +46,14 @@ def _version() -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as 'shuffledp: error: ...' with exit status 2, and
-    suggests the closest sub-command or flag for a misspelt one."""
+    suggests the closest sub-command or flag for a misspelt one.
+
+    Abbreviations are off: with them ``--eps 1`` was silently read as ``--eps0 1``
+    (``--epsilon`` in another command), a different question answered without a word."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.print_usage(sys.stderr)
@@ -176,12 +183,19 @@ def mechanism_from_spec(spec: str, eps0):
         except ValueError:
             raise ValueError(f"k must be an integer in [2, inf); got {arg!r}") from None
         return RandomizedResponse(eps0, k=k)
+    import difflib
+    close = difflib.get_close_matches(kind, _MECHANISM_KINDS, n=1)
+    hint = f"; did you mean '{close[0]}:{arg}'?" if close and arg else (
+        f"; did you mean '{close[0]}'?" if close else "")
     raise ValueError("mechanism must be one of ldp, rr:K, oue:D, rappor:D, hr:D, olh:D, "
-                     f"gaussian:SIGMA, matrix:FILE; got {spec!r}")
+                     f"gaussian:SIGMA, matrix:FILE; got {spec!r}{hint}")
 
 
 _ENCODER_SPECS = {"oue": "OUE", "rappor": "RAPPOR", "sue": "RAPPOR", "hr": "HadamardResponse",
                   "hadamard": "HadamardResponse", "olh": "LocalHashing", "blh": "LocalHashing"}
+
+#: Every mechanism kind mechanism_from_spec accepts (for "did you mean").
+_MECHANISM_KINDS = ["ldp", "rr", "krr", "gaussian", "gauss", "matrix", *_ENCODER_SPECS]
 
 
 def _encoder_from_spec(kind, arg, eps0):
@@ -199,16 +213,36 @@ def _encoder_from_spec(kind, arg, eps0):
     return getattr(mechanisms, _ENCODER_SPECS[kind])(eps0, d)
 
 
+def _as_flag(exc: ValueError, internal: str, flag: str) -> ValueError:
+    """The library's error about ``internal`` (e.g. 'rate'), reworded for the flag the
+    user typed (e.g. '--checkin'): the message names what they can change."""
+    msg = str(exc)
+    return ValueError(flag + msg[len(internal):] if msg.startswith(internal + " ") else msg)
+
+
+def sampling_from_args(a) -> CheckIn | WithoutReplacement | None:
+    """The sampling of ``--checkin RATE`` / ``--sample-size M`` (errors name the flag)."""
+    checkin, size = getattr(a, "checkin", None), getattr(a, "sample_size", None)
+    if checkin is not None and size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    try:
+        if checkin is not None:
+            return CheckIn(checkin)
+    except ValueError as exc:
+        raise _as_flag(exc, "rate", "--checkin") from None
+    try:
+        return WithoutReplacement(size) if size is not None else None
+    except ValueError as exc:
+        raise _as_flag(exc, "size", "--sample-size") from None
+
+
 def protocol_from_args(a) -> Shuffle:
     mech = mechanism_from_spec(a.mechanism, a.eps0)
-    sampling = None
-    if getattr(a, "checkin", None) is not None and getattr(a, "sample_size", None) is not None:
-        raise ValueError("use at most one of --checkin and --sample-size")
-    if getattr(a, "checkin", None) is not None:
-        sampling = CheckIn(a.checkin)
-    elif getattr(a, "sample_size", None) is not None:
-        sampling = WithoutReplacement(a.sample_size)
-    return Shuffle(mech, n=a.n, sampling=sampling)
+    sampling = sampling_from_args(a)
+    try:
+        return Shuffle(mech, n=a.n, sampling=sampling)
+    except ValueError as exc:
+        raise _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n") from None
 
 
 def _num(s: str) -> float:
@@ -468,7 +502,15 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        return _run(a)
+        status = _run(a)
+        sys.stdout.flush()      # a reader that has gone shows up here, handled below
+        return status
+    except BrokenPipeError:
+        # Output piped into `head` or `less` that stopped reading: not an error of ours.
+        # The Python docs' recipe (signal module, "Note on SIGPIPE"): point stdout at
+        # devnull so the interpreter's final flush does not fail again, and exit 1.
+        _stdout_to_devnull()
+        return 1
     except ValueError as exc:
         print(f"shuffledp: error: {exc}", file=sys.stderr)
         return 2
@@ -484,12 +526,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("shuffledp: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:      # output piped into `head` and the like
-        try:
-            sys.stdout = None
-        except Exception:  # pragma: no cover
-            pass
-        return 0
+
+
+def _stdout_to_devnull() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # no real file descriptor (captured)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
