@@ -86,3 +86,43 @@ def test_output_into_a_closed_pipe_is_silent(argv, unbuffered):
         os.close(w)
     assert proc.stderr.decode() == ""
     assert proc.returncode == 1       # as the Python docs' recipe: not 0, no traceback
+
+
+def _json(capsys, *argv):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_says_what_it_answers(capsys):
+    d = _json(capsys, "epsilon", "--eps0", "1", "--n", "1e4", "--delta", "1e-6",
+              "--checkin", "0.5", "--rounds", "3", "--json")
+    assert d["relation"] == "replace-one" and d["version"] == shuffledp.__version__
+    inp = d["inputs"]
+    assert inp["command"] == "epsilon" and inp["delta"] == 1e-6 and inp["rounds"] == 3
+    assert inp["protocol"] == {"n": 10000, "mechanism": {"type": "LDP", "eps0": 1.0},
+                               "sampling": {"checkin": 0.5}}
+    assert d["epsilon"] > 0 and d["kind"] == "upper"      # the answer itself is unchanged
+
+
+def test_json_of_rdp_and_calibrate_carry_inputs_relation_version(capsys):
+    d = _json(capsys, "rdp", "--mechanism", "rr:3", "--eps0", "2", "--n", "1000",
+              "--orders", "2,4", "--json")
+    assert d["inputs"]["protocol"]["mechanism"] == {"type": "RandomizedResponse", "eps0": 2.0,
+                                                    "k": 3}
+    assert d["relation"] == "replace-one" and d["version"] == shuffledp.__version__
+    d = _json(capsys, "calibrate", "users", "--eps0", "2", "--epsilon", "0.5", "--delta",
+              "1e-6", "--json")
+    assert d["inputs"]["what"] == "users" and d["inputs"]["eps0"] == 2.0
+    assert d["inputs"]["protocol"]["n"] == d["value"]
+    assert d["relation"] == "replace-one" and d["version"] == shuffledp.__version__
+
+
+def test_compose_json_carries_the_ledger_it_answers(tmp_path, capsys):
+    f = tmp_path / "l.toml"
+    f.write_text('format = "shuffledp-ledger"\nversion = 1\ndelta = 1e-6\n'
+                 '[[entries]]\nlabel = "a"\nrounds = 2\n'
+                 'shuffle = { n = 1000, mechanism = { type = "ldp", eps0 = 1.0 } }\n')
+    d = _json(capsys, "compose", str(f), "--json")
+    assert d["relation"] == "replace-one" and "replace-one" in d["relation_text"]
+    assert d["ledger"]["entries"][0]["shuffle"]["n"] == 1000
+    assert d["inputs"]["file"] == str(f) and d["version"] == shuffledp.__version__

@@ -101,6 +101,27 @@ class Calibration(_Number):
                 "runner_up_epsilon": self.runner_up_epsilon,
                 "protocol": self.protocol.describe(), "note": self.note}
 
+    def _repr_html_(self) -> str:
+        """Notebooks: the parameter, the certified ε it gives, the bound and the runner-up."""
+        import html
+
+        from .results import ADJACENCY
+        e = html.escape
+        v = (f"{int(self.value)}" if self.parameter in ("rounds", "users")
+             else f"{self.value:.8g}")
+        rows = [("certified epsilon", f"{self.epsilon:.6g} <= target {self.target:g} at "
+                                      f"delta = {self.delta:g}, rounds = {self.rounds}"),
+                ("certified by", f"'{self.bound}' (upper bound)"),
+                ("protocol", self.protocol.describe())]
+        if self.runner_up:
+            rows.append(("runner-up", self.runner_up_text() or ""))
+        if self.note:
+            rows.append(("note", self.note))
+        body = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(x)}</td></tr>"
+                       for k, x in rows)
+        return (f"<p><b>{e(self.parameter)} = {e(v)}</b></p><table>{body}</table>"
+                f"<p><small>{e(ADJACENCY)}</small></p>")
+
     def runner_up_text(self) -> str | None:
         """'fmt20-closed would allow eps0 = 2.1' (None without a runner-up)."""
         if not self.runner_up:
@@ -708,9 +729,8 @@ def _check_flags(a) -> None:
 def add_cli(sub, protocol_args, num, int_like):
     """`shuffledp calibrate eps0|sigma|rounds|users ...`"""
     import argparse
-    import json
 
-    from .cli import mechanism_from_spec, sampling_from_args
+    from .cli import json_output, mechanism_from_spec, sampling_from_args
 
     p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
                        description="Find the parameter that meets a target (epsilon, delta): "
@@ -785,7 +805,7 @@ def add_cli(sub, protocol_args, num, int_like):
                 c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)
             else:
                 c = users(mech, a.epsilon, a.delta, T, sampling=sampling)
-        print(json.dumps(c.to_dict()) if a.json else str(c))
+        print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
         return 0
 
     p.set_defaults(func=run)

@@ -16,7 +16,10 @@ from . import accountant
 from .mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 
-__all__ = ["main", "build_parser", "protocol_from_args"]
+__all__ = ["main", "build_parser", "protocol_from_args", "json_output"]
+
+#: The neighbouring relation of every number the commands print (the ledger file's word).
+RELATION_ID = "replace-one"
 
 
 ADJACENCY_HELP = (
@@ -29,6 +32,37 @@ MATRIX_HELP = (
     "matrix:FILE is a randomizer given as a CSV or JSON file: one row per input value, one "
     "column per output, each row a probability distribution. CSV may start with a header "
     "row; JSON is a list of rows or {\"matrix\": [[...], ...]}.")
+
+
+def json_output(a, result: dict, protocol: Shuffle | None = None) -> str:
+    """One JSON object: the answer plus what it answers — the inputs as parsed (and the
+    protocol they describe), the neighbouring relation and the package version — so a
+    saved file says what it is without the command line that made it."""
+    inputs = {"command": a.cmd}
+    inputs.update({k: v for k, v in vars(a).items()
+                   if k not in ("cmd", "func", "json", "details") and not callable(v)})
+    if protocol is not None:
+        inputs["protocol"] = _protocol_inputs(protocol)
+    out = dict(result)
+    if "relation" in out and out["relation"] != RELATION_ID:
+        out["relation_text"] = out["relation"]
+    out.update({"inputs": inputs, "relation": RELATION_ID, "version": _version()})
+    from .results import _jsonable
+    return json.dumps(_jsonable(out), default=str)
+
+
+def _protocol_inputs(p: Shuffle) -> dict:
+    import dataclasses
+    m = p.mechanism
+    mech = {"type": type(m).__name__}
+    mech.update({f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
+    if isinstance(p.sampling, CheckIn):
+        sampling = {"checkin": p.sampling.rate}
+    elif isinstance(p.sampling, WithoutReplacement):
+        sampling = {"sample_size": p.sampling.size}
+    else:
+        sampling = None
+    return {"n": p.n, "mechanism": mech, "sampling": sampling}
 
 
 def _version() -> str:
@@ -464,7 +498,7 @@ def _run(a) -> int:
             d = r.to_dict()
             if base is not None:
                 d["central_baselines"] = base
-            print(json.dumps(d))
+            print(json_output(a, d, proto))
         else:
             print(r.table(details=getattr(a, "details", False)))
             if isinstance(proto.mechanism, Gaussian):
@@ -484,7 +518,7 @@ def _run(a) -> int:
             raise ValueError(f"orders must be comma-separated numbers > 1; got {a.orders!r}") from None
         c = accountant.rdp(proto, orders, rounds=a.rounds, bound=a.bound)
         if a.json:
-            print(json.dumps(c.to_dict()))
+            print(json_output(a, c.to_dict(), proto))
         else:
             print(proto.describe())
             print(c.table())

@@ -137,14 +137,62 @@ class LedgerResult:
             mark = "*" if n == self.composition else " "
             vs = f"{val:.6g}" if val is not None else "-"
             lines.append(f"{mark}  {n:8s}  {vs:12s}  {s:7.3f}  {why or ''}")
-        lines += ["", f"   share    rounds  bound                           entry    (share of {self.share_basis or 'n/a'})"]
+        # The bound column is as wide as its longest name: a truncated name
+        # ("dp_accounting:PoissonSampledDp") cannot be looked up.
+        w = max([len("bound"), *(len(e.bound) for e in self.entries)])
+        lines += ["", f"   share    rounds  {'bound'.ljust(w)}  entry    "
+                      f"(share of {self.share_basis or 'n/a'})"]
         for e in self.entries:
-            sh = f"{100 * e.share:6.1f}%" if e.share is not None and math.isfinite(e.share) else "    - "
-            lines.append(f"   {sh}  {e.rounds:6d}  {e.bound[:30]:30s}  {e.label}")
+            lines.append(f"   {_share(e.share)}  {e.rounds:6d}  {e.bound.ljust(w)}  {e.label}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.table()
+
+    def _answer(self) -> str:
+        q, other = self.question, ("delta" if self.question == "epsilon" else "epsilon")
+        return (f"{q}={getattr(self, q):.6g} at {other}={getattr(self, other):.6g}, "
+                f"{self.kind} bound, composition={self.composition!r}")
+
+    def __repr__(self) -> str:
+        # One line per entry (a dataclass repr was one line of ~1,500 characters).
+        import textwrap
+        relation = self.relation.split(" (")[0]
+        labels = [x.label or "(no label)" for x in self.entries]
+        wl = max([0, *map(len, labels)])
+        wr = max([0, *(len(str(x.rounds)) for x in self.entries)])
+        lines = [f"LedgerResult({self._answer()},",
+                 f"  relation={relation!r}, {len(self.entries)} entries, {self.rounds} rounds; "
+                 f"shares of {self.share_basis or 'n/a'}:"]
+        lines += [f"  {_share(x.share)}  {x.rounds:>{wr}} x {lab.ljust(wl)}  {x.bound}"
+                  for x, lab in zip(self.entries, labels)]
+        lines += textwrap.wrap(f"valid for: {self.valid_for})", 88, initial_indent="  ",
+                               subsequent_indent="    ")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the answer, the composers tried and each entry's share, as tables."""
+        import html
+        e = html.escape
+        bold = " style='font-weight:bold'"
+        comp = "".join(
+            f"<tr{bold if n == self.composition else ''}>"
+            f"<td>{e(n)}</td><td>{e(f'{val:.6g}' if val is not None else '-')}</td>"
+            f"<td>{s:.3f}</td><td>{e(why or '')}</td></tr>"
+            for n, val, why, s in self.composers)
+        ent = "".join(f"<tr><td>{e(x.label)}</td><td>{x.rounds}</td><td>{e(x.bound)}</td>"
+                      f"<td>{e(_share(x.share).strip())}</td></tr>" for x in self.entries)
+        return (f"<p>ledger of {len(self.entries)} entries, {self.rounds} rounds<br>"
+                f"<b>{e(self._answer())}</b><br>valid for {e(self.valid_for)}</p>"
+                "<table><tr><th>composer</th><th>value</th><th>seconds</th><th>note</th></tr>"
+                f"{comp}</table>"
+                "<table><tr><th>entry</th><th>rounds</th><th>bound</th>"
+                f"<th>share of {e(self.share_basis or 'n/a')}</th></tr>{ent}</table>"
+                f"<p><small>relation: {e(self.relation)}</small></p>")
+
+
+def _share(share: float | None) -> str:
+    return f"{100 * share:6.1f}%" if share is not None and math.isfinite(share) else "    - "
 
 
 # ------------------------------------------------------------------------------------------

@@ -166,7 +166,11 @@ def add_cli(sub, protocol_args, num, int_like):
         if d is None and e is None:
             raise ValueError("give --delta or --epsilon (or a 'delta' / 'epsilon' key in the file)")
         r = acc.epsilon(d) if d is not None else acc.delta(e)
-        print(r.to_json() if a.json else r.table())
+        if a.json:
+            from .cli import json_output
+            print(json_output(a, dict(r.to_dict(), ledger=data)))
+        else:
+            print(r.table())
         return 0
 
     p.set_defaults(func=run)
