@@ -86,7 +86,7 @@ def _source_copy(dst: pathlib.Path) -> pathlib.Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc", ".pytest_cache",
                                     ".hypothesis", "build", "dist")
     for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in",
-                 "Makefile"):
+                 "Makefile", "mkdocs.yml"):
         shutil.copy2(ROOT / name, dst / name)
     for name in ("src", "docs", "tests"):
         shutil.copytree(ROOT / name, dst / name, ignore=ignore)
@@ -129,7 +129,7 @@ def test_sdist_ships_docs_tests_license_and_changelog(built):
     out, _ = built
     (sdist,) = out.glob("*.tar.gz")
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
-    for need in ("LICENSE", "CHANGELOG.md", "docs/bounds.md", "tests/conftest.py",
+    for need in ("LICENSE", "CHANGELOG.md", "mkdocs.yml", "docs/bounds.md", "tests/conftest.py",
                  "tests/oracle.py", "src/shuffledp/py.typed", "src/shuffledp/examples/budget.toml"):
         assert need in names, need
 

@@ -169,7 +169,7 @@ class Result(_Number):
     >>> import shuffledp as sd
     >>> r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=10_000), delta=1e-6)
     >>> f"{r:.3f}", r < 1.0
-    ('0.068', True)
+    ('0.053', True)
     """
 
     question: str
