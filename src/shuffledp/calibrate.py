@@ -467,12 +467,41 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
          tol: float = 1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
-    ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
-    randomized response (which unlocks the stronger clone bound). ``mechanism``: a
-    randomizer family given by one member, e.g. ``OUE(1.0, d=1000)`` — its ε0 is the
-    parameter calibrated, everything else (d, k) is kept; the blanket bound then applies.
-    ``sampling``: ``CheckIn(rate)`` or ``WithoutReplacement(size)`` per round (the sampled
-    bounds apply).
+    The target is a central (ε, δ) guarantee under replacement adjacency; ε and ε0 are in
+    nats. The returned ε0 is on the certified side: the accountant's ε there was
+    computed ≤ ``epsilon``.
+
+    Parameters
+    ----------
+    n : int
+        Users per round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    k : int, optional
+        None: any ε0-LDP randomizer (the bounds proven for all of them); k: k-ary
+        randomized response (which unlocks the stronger clone bound).
+    mechanism : optional
+        A randomizer family given by one member, e.g. ``OUE(1.0, d=1000)``: its ε0 is the
+        parameter calibrated, everything else (d, k) is kept; the blanket bound applies.
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round (the sampled bounds apply).
+    tol : float
+        Relative tolerance on ε at the answer (default 1e-5).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is ε0; ``c.bound`` certifies it; ``c.runner_up`` is the bound that
+        alone allows the most, ``c.runner_up_value`` what it allows.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, rounds=10)
+    >>> f"{c:.4f}", c.bound, c.epsilon <= 1.0
+    ('2.8645', 'fmt20', True)
     """
     return _with_runner_up(
         _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol),
@@ -603,7 +632,38 @@ def _closest_secant(seen, good, bad, aim=0.0):
 
 def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, tol: float = 1e-5) -> Calibration:
-    """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``."""
+    """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``.
+
+    σ is the noise per unit ℓ2 *diameter* of the inputs (replacement adjacency): for
+    gradients clipped to norm C and an Opacus / dp_accounting noise multiplier z, the
+    multiplier to use is z = 2σ.
+
+    Parameters
+    ----------
+    n : int
+        Users per round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round.
+    tol : float
+        Relative tolerance on ε at the answer (default 1e-5).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is σ, with the bound that certifies it.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.sigma(n=60_000, epsilon=5.0, delta=1e-5, rounds=100,
+    ...                        sampling=sd.CheckIn(0.1))
+    >>> f"{c:.4f}", c.bound
+    ('0.9281', 'trimmed-clone-sampled')
+    """
     return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol),
                            lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
                                           tol=1e-3))
@@ -624,7 +684,31 @@ def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibrati
 
 def rounds(proto: Shuffle, epsilon: float, delta: float, *,
            max_rounds: int = 10**7) -> Calibration:
-    """Largest number of rounds T for which ``proto`` meets (epsilon, delta)."""
+    """Largest number of rounds T for which ``proto`` meets (epsilon, delta).
+
+    Replacement adjacency; the answer is an integer with ε(T) ≤ ``epsilon`` < ε(T + 1).
+
+    Parameters
+    ----------
+    proto : Shuffle
+        One round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    max_rounds : int
+        Search cap (default 10⁷); reaching it is stated in ``c.note``.
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is T.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.rounds(sd.Shuffle(sd.LDP(1.0), n=10_000), epsilon=1.0, delta=1e-6)
+    >>> int(c.value), c.bound
+    (241, 'fmt20')
+    """
     return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds),
                            lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds))
 
@@ -672,7 +756,35 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
 
 def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, max_users: int = 10**10) -> Calibration:
-    """Smallest number of users n for which the shuffle of ``mechanism`` meets the target."""
+    """Smallest number of users n for which the shuffle of ``mechanism`` meets the target.
+
+    Replacement adjacency; the answer is an integer with ε(n) ≤ ``epsilon`` < ε(n − 1).
+
+    Parameters
+    ----------
+    mechanism : LDP, RandomizedResponse, Randomizer, Gaussian, ...
+        Each user's randomizer.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round.
+    max_users : int
+        Search cap (default 10¹⁰).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is n.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.users(sd.LDP(2.0), epsilon=0.5, delta=1e-6)
+    >>> int(c.value), c.bound
+    (1167, 'fmt20')
+    """
     return _with_runner_up(
         _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users),
         lambda: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
