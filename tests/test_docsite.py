@@ -56,3 +56,14 @@ def test_site_builds_strict(tmp_path):
     missing += [f"calibrate.{n}" for n in sd.calibrate.__all__ if f"calibrate.{n}" not in anchors]
     assert missing == []
     assert (tmp_path / "site" / "figures" / "fmt23-fig3.png").is_file()   # gallery images
+
+
+def test_quote_page_example_prints_what_the_page_shows():
+    import contextlib
+    import io
+    text = (ROOT / "docs" / "quote.md").read_text()
+    code, shown = re.search(r"```python\n(.*?)```\s*prints\s*```text\n(.*?)```", text, re.S).groups()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(code, "quote.md", "exec"), {})
+    assert buf.getvalue() == shown
