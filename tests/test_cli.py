@@ -95,10 +95,26 @@ def test_gaussian_epsilon_prints_note_and_central_baselines(capsys):
     # The baselines paragraph is wrapped at 88 columns: read it as one line.
     line = " ".join(out[out.index("central baselines"):].split())
     assert "add/remove" in line and "trusted server" in line and "1e-05" in line
+    assert "replace-one" in line and "same noise multiplier 10" in line
     import re
-    rdp_e, pld_e = (float(x) for x in re.findall(r"epsilon = ([0-9.]+)", line))
+    rdp_e, pld_e, pld_rep = (float(x) for x in re.findall(r"epsilon = ([0-9.]+)", line))
     assert 0 < pld_e <= rdp_e      # PLD accounting is never looser than RDP for this event
+    # gaussian:5 is sigma 5 per unit diameter = noise multiplier 10: the baselines are
+    # dp_accounting's own numbers for GaussianDpEvent(10), not for GaussianDpEvent(5).
+    import dp_accounting as dpa
+    from dp_accounting import pld, rdp
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(10.0)), 50)
+    ref = {}
+    for key, acc in (("rdp", rdp.RdpAccountant()), ("pld", pld.PLDAccountant()),
+                     ("rep", pld.PLDAccountant(
+                         neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE))):
+        acc.compose(ev)
+        ref[key] = acc.get_epsilon(1e-5)
+    assert rdp_e == pytest.approx(ref["rdp"], rel=1e-3)
+    assert pld_e == pytest.approx(ref["pld"], rel=1e-3)
+    assert pld_rep == pytest.approx(ref["rep"], rel=1e-3)
     code = main(["epsilon", "--mechanism", "gaussian:5", "--n", "6000", "--checkin", "0.1",
                  "--rounds", "50", "--delta", "1e-5", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["central_baselines"]["rdp"] == pytest.approx(rdp_e, rel=1e-3)
+    assert d["noise"]["noise_multiplier"] == 10.0 and d["noise"]["sigma_per_unit_diameter"] == 5.0

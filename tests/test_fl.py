@@ -194,8 +194,8 @@ def _tiny(seed=0, model="mlp", n=60):
 
 def test_determinism_under_seed():
     data = _tiny()
-    cfg = TrainConfig(rounds=6, checkin=0.5, sigma=1.0, clip=1.0, lr=0.5, seed=11, hidden=8,
-                      eval_rounds=(2, 4))
+    cfg = TrainConfig(rounds=6, checkin=0.5, noise_multiplier=1.0, clip=1.0, lr=0.5, seed=11,
+                      hidden=8, eval_rounds=(2, 4))
     a, b = train(data, cfg, progress=False), train(data, cfg, progress=False)
     assert a["accuracy"] == b["accuracy"] and a["participants"] == b["participants"]
     assert a["rounds"] == [0, 2, 4, 6]
@@ -219,7 +219,7 @@ def test_fast_noise_has_the_same_law_on_average_step():
 def test_cnn_runs_on_mnist_shaped_files(tmp_path):
     _write_mnist(tmp_path, n_train=16, n_test=4)
     ds = load_mnist(tmp_path)
-    out = train(ds, TrainConfig(rounds=2, checkin=0.5, model="cnn", hidden=8, sigma=5,
+    out = train(ds, TrainConfig(rounds=2, checkin=0.5, model="cnn", hidden=8, noise_multiplier=5,
                                 clip=0.01, lr=50, fast_noise=True), progress=False)
     assert len(out["accuracy"]) == 2 and all(0 <= a <= 1 for a in out["accuracy"])
 
@@ -227,8 +227,8 @@ def test_cnn_runs_on_mnist_shaped_files(tmp_path):
 def test_bad_config_names_parameter():
     with pytest.raises(ValueError, match=r"checkin must be a real number in \(0, 1\]; got 0"):
         TrainConfig(checkin=0)
-    with pytest.raises(ValueError, match="sigma must be"):
-        TrainConfig(sigma=-1)
+    with pytest.raises(ValueError, match="noise_multiplier must be"):
+        TrainConfig(noise_multiplier=-1)
     with pytest.raises(ValueError, match="model must be"):
         TrainConfig(model="resnet")
 
@@ -320,7 +320,26 @@ def test_short_run_writes_csv_png_summary(tmp_path, capsys):
     assert float(last["test_accuracy"]) > float(rows[0]["test_accuracy"])
     assert (out / "accuracy_vs_epsilon.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = (out / "summary.md").read_text()
-    assert "Gaussian(σ/2)" in summary and "estimate" in summary and "upper" in summary
+    assert "Gaussian(z/2)" in summary and "estimate" in summary and "upper" in summary
+    assert "replace-one" in summary and "add/remove" in summary
+    assert "noise multiplier z = 1" in printed and "Gaussian(0.5)" in printed
+
+
+def test_sigma_flag_is_a_deprecated_name_of_noise_multiplier(capsys):
+    import warnings
+
+    from shuffledp.fl.demo import _renamed_sigma
+    # the warning is printed before anything runs (here the bad delta stops the run)
+    assert main(["fl-demo", "--sigma", "2", "--delta", "2", "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert "deprecated" in err and "--noise-multiplier" in err and "delta" in err
+    assert main(["fl-demo", "--sigma", "2", "--noise-multiplier", "2"]) == 2
+    assert "--noise-multiplier only" in capsys.readouterr().err
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert _renamed_sigma({"sigma": 3.0}) == {"noise_multiplier": 3.0}
+    assert any(issubclass(x.category, DeprecationWarning) for x in w)
+    assert _renamed_sigma({"sigma": None, "noise_multiplier": 2.0}) == {"noise_multiplier": 2.0}
 
 
 def test_import_shuffledp_does_not_import_torch():

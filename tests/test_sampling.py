@@ -114,13 +114,13 @@ R_RARE = np.array([[0.96, 0.03, 0.01], [0.97, 0.0299, 0.0001]])   # ratio 100 on
 def _fmt20_hp(R, n, gamma=None, m=None):
     e0 = _eps0_of(R)
     p = math.exp(-e0)
-    return sp.hidden_pair(n, p, float(special.expit(e0)), p, rate=gamma, size=m)
+    return sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=gamma, size=m)
 
 
 def _specific_hp(R, n, gamma=None, m=None):
     e0 = _eps0_of(R)
     p = cp.specific_p(R)
-    return sp.hidden_pair(n, p, float(special.expit(e0)), p, rate=gamma, size=m)
+    return sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=gamma, size=m)
 
 
 CASES = [(R_SKEW, 3, 0.3, None), (R_SKEW, 3, None, 2), (R_BIN, 5, 0.5, None),
@@ -147,8 +147,8 @@ def _trimmed_discrete(R, n, eps0, gamma=None, m=None):
     c = 1.0 - n * d0
     part = m if m is not None else gamma * n
     cg = 1.0 - part * d0
-    hp = sp.hidden_pair(n, math.exp(-eps0) * c, float(special.expit(eps0 - math.log(c))),
-                        math.exp(-eps0), rate=gamma, size=m, c_gamma=cg)
+    hp = sp.hidden_pair(n, math.exp(-eps0) * c, log_odds=eps0 - math.log(c),
+                        kappa=math.exp(-eps0), rate=gamma, size=m, c_gamma=cg)
     return hp, cg
 
 
@@ -174,7 +174,7 @@ def test_wrong_variants_fail_the_oracle():
     R, n = R_BIN, 5
     # (a) a ⊥ counted as heavy as a whole clone (κ = 1 instead of p): overstates hiding.
     e0 = _eps0_of(R)
-    wrong = sp.hidden_pair(n, math.exp(-e0), float(special.expit(e0)), 1.0, rate=0.5)
+    wrong = sp.hidden_pair(n, math.exp(-e0), log_odds=e0, kappa=1.0, rate=0.5)
     fails = [sp.hidden_delta(wrong, e) < exact_delta(R, n, e, 1, 0.5) - 1e-9
              for e in (0.1, 0.4, 0.8)]
     assert any(fails)
@@ -194,7 +194,7 @@ def test_exact_cells_match_the_closed_form_law_in_mpmath():
     n, gamma, e0 = 12, mpmath.mpf("0.3"), mpmath.mpf(1)
     p = mpmath.e ** (-e0)
     al = mpmath.e ** e0 / (1 + mpmath.e ** e0)
-    hp = sp.hidden_pair(n, float(p), float(al), float(p), rate=float(gamma))
+    hp = sp.hidden_pair(n, float(p), log_odds=float(e0), kappa=float(p), rate=float(gamma))
     P, Q, _ = oracle.checkin_pair_law(n, p, al, gamma)
     for eps in (0.05, 0.3, 0.7):
         tot = oracle.hockey(P, Q, eps)
@@ -208,7 +208,7 @@ def test_without_replacement_law_in_mpmath():
     n, m, e0 = 15, 6, mpmath.mpf("0.7")
     p = mpmath.e ** (-e0)
     al = mpmath.e ** e0 / (1 + mpmath.e ** e0)
-    hp = sp.hidden_pair(n, float(p), float(al), float(p), size=m)
+    hp = sp.hidden_pair(n, float(p), log_odds=float(e0), kappa=float(p), size=m)
     for eps in (0.05, 0.3):
         E = mpmath.e ** mpmath.mpf(eps)
         tot = mpmath.mpf(0)
@@ -231,8 +231,8 @@ def test_without_replacement_law_in_mpmath():
 def test_rate_one_is_the_unsampled_pair(n):
     e0 = 1.0
     pair = cp.fmt20_pair(e0, n)
-    hp = sp.hidden_pair(n, pair.p, pair.alpha, pair.p, rate=1.0)
-    hw = sp.hidden_pair(n, pair.p, pair.alpha, pair.p, size=n)
+    hp = sp.hidden_pair(n, pair.p, log_odds=pair.log_ratio, kappa=pair.p, rate=1.0)
+    hw = sp.hidden_pair(n, pair.p, log_odds=pair.log_ratio, kappa=pair.p, size=n)
     for eps in (0.02, 0.1, 0.3):
         ref = cp.pair_delta(pair, eps)
         for h in (hp, hw):
@@ -246,14 +246,14 @@ def test_binned_cells_against_exact_cells_at_moderate_n():
     """n = 600 (grouped cells, CDF bins) against every (n_⊥, s) cell summed exactly."""
     n, e0, g = 600, 1.0, 0.2
     p, al = math.exp(-e0), float(special.expit(e0))
-    hp = sp.hidden_pair(n, p, al, p, rate=g)
+    hp = sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=g)
     exact = sp._checkin_exact(hp)
     keep = exact.w > 1e-25                 # the rest cannot move δ ≥ 1e-6 (total < 1e-15)
     assert float(exact.w[~keep].sum()) < 1e-15
     ec, ea, ew = exact.c[keep], exact.alpha[keep], exact.w[keep]
 
     def ref_delta(eps):
-        return float(np.dot(ew, cp.conditional_hockey(ec, ea, eps)))
+        return float(np.dot(ew, cp.conditional_hockey(ec, ea, eps, beta=exact.beta[keep])))
 
     for eps in (0.0, 0.03):
         ref, got = ref_delta(eps), sp.hidden_delta(hp, eps)
@@ -269,7 +269,7 @@ def test_rdp_of_binned_cells_against_exact_cells(monkeypatch):
     n, e0, g = 400, 1.0, 0.3
     p, al = math.exp(-e0), float(special.expit(e0))
     o = np.array([2, 8, 30])
-    hp = sp.hidden_pair(n, p, al, p, rate=g)
+    hp = sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=g)
     sp.hidden_cells.cache_clear()
     sp._atoms.cache_clear()
     monkeypatch.setattr(sp, "EXACT_N", 10)
@@ -363,8 +363,8 @@ def test_hidden_pair_monotone_in_rate(e0, n, g1, g2, eps):
     """Check-in at a smaller rate is a thinning (post-processing) of the larger one."""
     lo, hi = sorted((g1, g2))
     p, al = math.exp(-e0), float(special.expit(e0))
-    a = sp.hidden_delta(sp.hidden_pair(n, p, al, p, rate=lo), eps)
-    b = sp.hidden_delta(sp.hidden_pair(n, p, al, p, rate=hi), eps)
+    a = sp.hidden_delta(sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=lo), eps)
+    b = sp.hidden_delta(sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=hi), eps)
     full = cp.pair_delta(cp.ClonePair(n, p, al, 1 - al), eps)
     assert a <= b * (1 + 1e-9) + 1e-15
     assert b <= full * (1 + 1e-9) + 1e-15

@@ -123,9 +123,10 @@ def test_help_has_examples(cmd, capsys):
 def test_help_states_adjacency_and_matrix_format(capsys):
     assert main(["epsilon", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "replacement" in out and "gaussian:z/2" in out
+    assert "replace-one" in out and "gaussian-nm:5 = gaussian:2.5" in out
     assert "header" in out and '{"matrix"' in out
-    for flag in ("--delta", "--composition", "--eps0", "--n", "--mechanism", "--rounds"):
+    for flag in ("--delta", "--composition", "--eps0", "--n", "--mechanism", "--rounds",
+                 "--noise-multiplier"):
         assert re.search(re.escape(flag) + r"[^\n]*e\.g\.", out), flag
 
 

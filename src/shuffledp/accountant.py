@@ -392,15 +392,20 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
         raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}")
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
+    skipped = {}
     for b in ups:
-        top = b.max_order(proto)
-        mask = np.ceil(lam) <= top
-        if not np.any(mask):
-            continue
         vals = np.full(lam.shape, math.inf)
         try:
+            top = b.max_order(proto)
+            mask = np.ceil(lam) <= top
+            if not np.any(mask):
+                skipped[b.id] = f"accepts orders up to {top} here"
+                continue
             vals[mask] = b.rdp_curve(proto, lam[mask])
-        except Exception:                               # noqa: BLE001 — the others answer
+        except Exception as exc:                        # noqa: BLE001 — the others answer
+            # never silent: the curve's details name the bound and why it did not answer
+            skipped[b.id] = str(_bound_failure(b, proto, exc)) if not isinstance(
+                exc, NotApplicableError) else str(exc)
             continue
         vals = np.where(np.isnan(vals), math.inf, vals)
         better = vals < best
@@ -413,6 +418,8 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     # The pointwise minimum holds only for the randomizers every contributing bound covers:
     # label it with the narrowest class among them (never a broader one).
     narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
+    det: dict[str, object] = {"bound_per_order": list(who)}
+    if skipped:
+        det["skipped"] = skipped
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    narrow.valid_for(proto), rounds, {"bound_per_order": list(who)},
-                    scope=narrow.scope)
+                    narrow.valid_for(proto), rounds, det, scope=narrow.scope)

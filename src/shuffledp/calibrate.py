@@ -1,7 +1,8 @@
 """Calibration: the inverse questions users actually ask.
 
 * ``eps0``   — the largest ε0 (any LDP randomizer, or k-RR with ``k=``) meeting a target;
-* ``sigma``  — the smallest Gaussian σ meeting a target;
+* ``sigma``  — the smallest Gaussian σ meeting a target (σ per unit ℓ2 diameter; the
+  result's ``noise_multiplier`` is the same noise as an Opacus noise multiplier, 2σ);
 * ``rounds`` — the largest number of rounds T;
 * ``users``  — the smallest number of users n;
 * ``calibrate`` — the generic form (any one parameter of a ledger, dp_accounting's
@@ -89,17 +90,44 @@ class Calibration(_Number):
     def _value(self):
         return self.value
 
+    @property
+    def noise_multiplier(self) -> float | None:
+        """The calibrated Gaussian noise as a noise multiplier z (noise N(0, z²C²I) on
+        inputs clipped to ℓ2 norm C, the Opacus / dp_accounting unit): 2σ for a ``sigma``
+        calibration (σ is per unit ℓ2 diameter, and clipped inputs have diameter 2C); the
+        value itself for a central event's ``noise_multiplier``; None otherwise."""
+        if self.parameter == "sigma":
+            return 2.0 * self.value
+        if self.parameter == "noise_multiplier":
+            return self.value
+        return None
+
+    def _value_text(self, value) -> str:
+        if self.parameter == "sigma":
+            return (f"{value:.8g} per unit l2 diameter = noise multiplier {2.0 * value:.8g} "
+                    "for inputs clipped to l2 norm C")
+        return f"{value:.8g}"
+
     def __repr__(self) -> str:
-        return (f"Calibration({self.parameter}={self.value:.8g}, epsilon={self.epsilon:.6g} "
+        nm = (f", noise_multiplier={self.noise_multiplier:.8g}"
+              if self.parameter == "sigma" else "")
+        return (f"Calibration({self.parameter}={self.value:.8g}{nm}, epsilon={self.epsilon:.6g} "
                 f"<= {self.target:g}, delta={self.delta:g}, bound={self.bound!r})")
 
     def to_dict(self) -> dict:
-        return {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
-                "target": self.target, "delta": self.delta, "rounds": self.rounds,
-                "bound": self.bound, "runner_up": self.runner_up,
-                "runner_up_value": self.runner_up_value,
-                "runner_up_epsilon": self.runner_up_epsilon,
-                "protocol": self.protocol.describe(), "note": self.note}
+        d = {"parameter": self.parameter, "value": self.value, "epsilon": self.epsilon,
+             "target": self.target, "delta": self.delta, "rounds": self.rounds,
+             "bound": self.bound, "runner_up": self.runner_up,
+             "runner_up_value": self.runner_up_value,
+             "runner_up_epsilon": self.runner_up_epsilon,
+             "protocol": self.protocol.describe(), "note": self.note,
+             "relation": "replace-one"}
+        if self.noise_multiplier is not None:
+            d["noise_multiplier"] = self.noise_multiplier
+        if self.parameter == "sigma":
+            d["unit"] = ("value: sigma per unit l2 diameter; noise_multiplier: noise "
+                         "multiplier for inputs clipped to l2 norm C (= 2 * sigma)")
+        return d
 
     def _repr_html_(self) -> str:
         """Notebooks: the parameter, the certified ε it gives, the bound and the runner-up."""
@@ -130,11 +158,16 @@ class Calibration(_Number):
             return f"'{self.runner_up}' cannot meet the target on its own"
         v = (f"{int(self.runner_up_value)}" if self.parameter in ("rounds", "users")
              else f"{self.runner_up_value:.6g}")
+        if self.parameter == "sigma":
+            v += f" (noise multiplier {2.0 * self.runner_up_value:.6g})"
         return f"'{self.runner_up}' alone would allow {self.parameter} = {v}"
 
     def __str__(self) -> str:
-        s = (f"{self.parameter} = {self.value:.8g}  ->  epsilon = {self.epsilon:.6g} <= target "
-             f"{self.target:g} at delta = {self.delta:g}, rounds = {self.rounds}\n"
+        # σ on a line of its own: both units, so nobody reads it as a noise multiplier.
+        sep = "\n" if self.parameter == "sigma" else ""
+        s = (f"{self.parameter} = {self._value_text(self.value)}{sep}"
+             f"  ->  epsilon = {self.epsilon:.6g} <= target {self.target:g} at delta = "
+             f"{self.delta:g}, rounds = {self.rounds} (replace-one neighbours)\n"
              f"certified by '{self.bound}' ({self.protocol.describe()})")
         if self.runner_up:
             s += f"\nrunner-up: {self.runner_up_text()}"
@@ -805,22 +838,27 @@ def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**
 _USES = {
     "eps0": {"n", "k", "mechanism", "checkin", "sample_size", "rounds"},
     "sigma": {"n", "checkin", "sample_size", "rounds"},
-    "rounds": {"n", "eps0", "sigma", "mechanism", "checkin", "sample_size"},
-    "users": {"eps0", "sigma", "mechanism", "checkin", "sample_size", "rounds"},
+    "rounds": {"n", "eps0", "sigma", "noise_multiplier", "mechanism", "checkin", "sample_size"},
+    "users": {"eps0", "sigma", "noise_multiplier", "mechanism", "checkin", "sample_size",
+              "rounds"},
 }
 _FLAG = {"n": "--n", "k": "--k", "mechanism": "--mechanism", "checkin": "--checkin",
          "sample_size": "--sample-size", "rounds": "--rounds", "eps0": "--eps0",
-         "sigma": "--sigma"}
+         "sigma": "--sigma", "noise_multiplier": "--noise-multiplier"}
 
 _EPILOG = """examples:
   shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6            # any eps0-LDP randomizer
   shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6 --mechanism rr:3 --rounds 10
   shuffledp calibrate sigma --n 60000 --epsilon 1 --delta 1e-5 --checkin 0.1 --rounds 100
+  shuffledp calibrate rounds --n 60000 --noise-multiplier 5 --checkin 0.1 --epsilon 3 --delta 1e-5
   shuffledp calibrate rounds --n 10000 --eps0 1 --epsilon 1 --delta 1e-6
   shuffledp calibrate users --eps0 1 --mechanism rr:2 --epsilon 0.1 --delta 1e-6
 
 The answer is always on the certified side (its epsilon <= the target). The runner-up line
-gives the parameter the next-best bound would allow on its own."""
+gives the parameter the next-best bound would allow on its own. Neighbours: replace-one.
+Gaussian noise: calibrate sigma prints sigma per unit l2 diameter AND the noise multiplier
+(2 * sigma: N(0, z^2 C^2 I) on inputs clipped to l2 norm C, the Opacus / dp_accounting
+unit); rounds/users take either --sigma (per unit diameter) or --noise-multiplier."""
 
 
 def _check_flags(a) -> None:
@@ -833,9 +871,13 @@ def _check_flags(a) -> None:
                          "--epsilon, --delta)")
     if a.checkin is not None and a.sample_size is not None:
         raise ValueError("use at most one of --checkin and --sample-size")
-    if a.sigma is not None and (a.mechanism is not None or a.eps0 is not None):
-        raise ValueError("--sigma selects the Gaussian mechanism; do not combine it with "
-                         "--mechanism or --eps0")
+    for k in ("sigma", "noise_multiplier"):
+        if getattr(a, k) is not None and (a.mechanism is not None or a.eps0 is not None):
+            raise ValueError(f"{_FLAG[k]} selects the Gaussian mechanism; do not combine it "
+                             "with --mechanism or --eps0")
+    if a.sigma is not None and a.noise_multiplier is not None:
+        raise ValueError("use at most one of --sigma (per unit l2 diameter) and "
+                         "--noise-multiplier (= 2 * sigma)")
 
 
 def add_cli(sub, protocol_args, num, int_like):
@@ -860,7 +902,11 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--k", type=int_like, default=None,
                    help="eps0: calibrate k-ary randomized response (same as --mechanism rr:K)")
     p.add_argument("--sigma", type=num, default=None,
-                   help="rounds/users: a Gaussian mechanism with this sigma, e.g. 5")
+                   help="rounds/users: a Gaussian mechanism with this sigma per unit l2 "
+                        "diameter, e.g. 2.5")
+    p.add_argument("--noise-multiplier", type=num, default=None, metavar="Z",
+                   help="rounds/users: a Gaussian mechanism with this noise multiplier "
+                        "(N(0, Z^2 C^2 I) on inputs clipped to norm C; = --sigma Z/2), e.g. 5")
     p.add_argument("--mechanism", default=None,
                    help="eps0: the family calibrated: ldp (default), rr:K, oue:D, rappor:D, hr:D, "
                         "olh:D; rounds/users: ldp, rr:K, oue:D, ..., matrix:FILE")
@@ -911,7 +957,9 @@ def add_cli(sub, protocol_args, num, int_like):
         elif a.what == "sigma":
             c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling)
         else:
-            spec = f"gaussian:{a.sigma}" if a.sigma is not None else (a.mechanism or "ldp")
+            spec = (f"gaussian:{a.sigma!r}" if a.sigma is not None else
+                    f"gaussian-nm:{a.noise_multiplier!r}" if a.noise_multiplier is not None
+                    else (a.mechanism or "ldp"))
             mech = mechanism_from_spec(spec, a.eps0)
             if a.what == "rounds":
                 c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)

@@ -23,10 +23,11 @@ RELATION_ID = "replace-one"
 
 
 ADJACENCY_HELP = (
-    "Neighbouring datasets differ in one user's input (replacement). For gaussian:SIGMA, "
-    "SIGMA is the noise per unit l2 diameter of the inputs: gradients clipped to norm C "
-    "have diameter 2C, so an Opacus/dp_accounting noise multiplier z (noise z*C) is "
-    "gaussian:z/2.")
+    "Neighbouring datasets differ in one user's input (replace-one neighbours). Gaussian "
+    "noise in either unit: --noise-multiplier Z (or gaussian-nm:Z) is the Opacus / "
+    "dp_accounting noise multiplier, N(0, Z^2 C^2 I) on inputs clipped to l2 norm C; "
+    "gaussian:SIGMA is the noise per unit l2 diameter of the inputs. Clipped inputs have "
+    "diameter 2C, so --noise-multiplier 5 = gaussian-nm:5 = gaussian:2.5.")
 
 MATRIX_HELP = (
     "matrix:FILE is a randomizer given as a CSV or JSON file: one row per input value, one "
@@ -185,9 +186,19 @@ def _load_matrix(path: str):
 
 def mechanism_from_spec(spec: str, eps0):
     """Parse ``ldp``, ``rr:K``, ``oue:D``, ``rappor:D``, ``hr:D``, ``olh:D``,
-    ``gaussian:SIGMA`` or ``matrix:FILE``."""
+    ``gaussian:SIGMA`` (σ per unit ℓ2 diameter), ``gaussian-nm:Z`` (noise multiplier Z for
+    inputs clipped to norm C: ``Gaussian.from_noise_multiplier(Z)``) or ``matrix:FILE``."""
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
+    if kind in ("gaussian-nm", "gaussian_nm"):
+        if not arg:
+            raise ValueError("mechanism gaussian-nm:Z needs the noise multiplier, e.g. "
+                             "gaussian-nm:5; got 'gaussian-nm'")
+        try:
+            z = float(arg)
+        except ValueError:
+            raise ValueError(f"noise_multiplier must be a real number > 0; got {arg!r}") from None
+        return Gaussian.from_noise_multiplier(z)
     if kind in ("gaussian", "gauss"):
         if not arg:
             raise ValueError("mechanism gaussian:SIGMA needs sigma, e.g. gaussian:5; got 'gaussian'")
@@ -222,14 +233,15 @@ def mechanism_from_spec(spec: str, eps0):
     hint = f"; did you mean '{close[0]}:{arg}'?" if close and arg else (
         f"; did you mean '{close[0]}'?" if close else "")
     raise ValueError("mechanism must be one of ldp, rr:K, oue:D, rappor:D, hr:D, olh:D, "
-                     f"gaussian:SIGMA, matrix:FILE; got {spec!r}{hint}")
+                     f"gaussian:SIGMA, gaussian-nm:Z, matrix:FILE; got {spec!r}{hint}")
 
 
 _ENCODER_SPECS = {"oue": "OUE", "rappor": "RAPPOR", "sue": "RAPPOR", "hr": "HadamardResponse",
                   "hadamard": "HadamardResponse", "olh": "LocalHashing", "blh": "LocalHashing"}
 
 #: Every mechanism kind mechanism_from_spec accepts (for "did you mean").
-_MECHANISM_KINDS = ["ldp", "rr", "krr", "gaussian", "gauss", "matrix", *_ENCODER_SPECS]
+_MECHANISM_KINDS = ["ldp", "rr", "krr", "gaussian", "gauss", "gaussian-nm", "matrix",
+                    *_ENCODER_SPECS]
 
 
 def _encoder_from_spec(kind, arg, eps0):
@@ -271,12 +283,26 @@ def sampling_from_args(a) -> CheckIn | WithoutReplacement | None:
 
 
 def protocol_from_args(a) -> Shuffle:
-    mech = mechanism_from_spec(a.mechanism, a.eps0)
+    mech = mechanism_from_spec(_mechanism_spec(a), a.eps0)
     sampling = sampling_from_args(a)
     try:
         return Shuffle(mech, n=a.n, sampling=sampling)
     except ValueError as exc:
         raise _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n") from None
+
+
+def _mechanism_spec(a) -> str:
+    """--mechanism, or gaussian-nm:Z for --noise-multiplier Z (the two exclude each other)."""
+    z = getattr(a, "noise_multiplier", None)
+    if z is None:
+        return a.mechanism or "ldp"
+    if a.mechanism is not None:
+        raise ValueError("--noise-multiplier selects the Gaussian mechanism; do not combine "
+                         f"it with --mechanism (got --mechanism {a.mechanism})")
+    if getattr(a, "eps0", None) is not None:
+        raise ValueError("--noise-multiplier selects the Gaussian mechanism, which has no "
+                         "eps0; drop --eps0")
+    return f"gaussian-nm:{z!r}"
 
 
 def _num(s: str) -> float:
@@ -298,11 +324,17 @@ def _protocol_args(p, need_eps0=True):
                         "for ldp and rr:K; optional for matrix:FILE)")
     p.add_argument("--n", type=_int_like, required=True,
                    help="number of users per round, e.g. --n 1e5")
-    p.add_argument("--mechanism", default="ldp",
+    p.add_argument("--mechanism", default=None,
                    help="ldp (default: any eps0-LDP randomizer), rr:K (k-ary randomized "
                         "response, e.g. rr:3), oue:D, rappor:D, hr:D, olh:D (unary encodings "
-                        "and hashing on D values, e.g. oue:1000), gaussian:SIGMA (e.g. "
-                        "gaussian:5), matrix:FILE (e.g. matrix:R.csv; format below)")
+                        "and hashing on D values, e.g. oue:1000), gaussian:SIGMA (sigma per "
+                        "unit l2 diameter, e.g. gaussian:2.5), gaussian-nm:Z (noise "
+                        "multiplier, e.g. gaussian-nm:5), matrix:FILE (e.g. matrix:R.csv; "
+                        "format below)")
+    p.add_argument("--noise-multiplier", type=_num, default=None, metavar="Z",
+                   help="the Gaussian mechanism with this noise multiplier: inputs clipped to "
+                        "l2 norm C get N(0, Z^2 C^2 I), as in Opacus and dp_accounting (= "
+                        "gaussian:Z/2 per unit diameter), e.g. --noise-multiplier 5")
     p.add_argument("--checkin", type=_num, default=None, metavar="RATE",
                    help="each user takes part in a round independently with this probability, "
                         "e.g. --checkin 0.1")
@@ -360,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_epilog("shuffledp epsilon --eps0 1 --n 1e4 --delta 1e-6",
                                       "shuffledp epsilon --eps0 1 --n 1e4 --delta 1e-6 "
                                       "--mechanism rr:3 --rounds 10 --composition pld",
-                                      "shuffledp epsilon --mechanism gaussian:5 --n 6000 "
+                                      "shuffledp epsilon --noise-multiplier 5 --n 60000 "
                                       "--checkin 0.1 --rounds 100 --delta 1e-5"))
     _protocol_args(p)
     p.add_argument("--delta", type=_num, required=True,
@@ -456,16 +488,18 @@ GAUSSIAN_NOTE = ("note: 'upper' rows hold for every pair of neighbouring dataset
 
 SAMPLING_NOTE = ("note: sampled rounds assume the server sees the participants' shuffled "
                  "reports and their number, not who took part (docs/bounds.md, 'Sampled "
-                 "rounds'); central baselines assume a trusted server and add/remove "
-                 "adjacency.")
+                 "rounds').")
 
 
 def _gaussian_baselines(proto, a):
     """Central Poisson-subsampled Gaussian ε (dp_accounting) beside a shuffled Gaussian.
 
-    Only for check-in or unsampled protocols (Poisson sampling is what the central
-    accountants model); with check-in only when the ``pld`` extra is installed (otherwise
-    None). Unsampled: computed here in closed form (``central_gaussian_unsampled``).
+    At the same noise multiplier z = 2σ: the shuffled protocol adds N(0, z²C²I) to every
+    clipped report, the central baseline adds it once to the sum (trusted server,
+    add/remove neighbours). Only for check-in or unsampled protocols (Poisson sampling is
+    what the central accountants model); with check-in only when the ``pld`` extra is
+    installed (otherwise None). Unsampled: computed here in closed form
+    (``central_gaussian_unsampled``).
     """
     if not isinstance(proto.mechanism, Gaussian) or isinstance(proto.sampling, WithoutReplacement):
         return None
@@ -474,10 +508,11 @@ def _gaussian_baselines(proto, a):
         # No sampling: the composed Gaussian is exact in closed form (no dp_accounting,
         # whose import alone costs ~1.4 s).
         from .baselines import central_gaussian_unsampled
-        return central_gaussian_unsampled(proto.mechanism.sigma, int(a.rounds), a.delta)
+        return central_gaussian_unsampled(proto.mechanism.noise_multiplier, int(a.rounds),
+                                          a.delta)
     try:
         from .baselines import central_baselines
-        return central_baselines(q, proto.mechanism.sigma, int(a.rounds), a.delta)
+        return central_baselines(q, proto.mechanism.noise_multiplier, int(a.rounds), a.delta)
     except ImportError:
         return None
 
@@ -506,9 +541,13 @@ def _run(a) -> int:
             if proto.sampling is not None:
                 print(_fill(SAMPLING_NOTE))
             if base is not None:
-                print(_fill(f"central baselines at delta = {base['delta']:g} (add/remove "
-                            f"adjacency, trusted server, no shuffler; {base['source']}): RDP "
-                            f"epsilon = {base['rdp']:.4g}, PLD epsilon = {base['pld']:.4g}"))
+                print(_fill(f"central baselines at the same noise multiplier "
+                            f"{base['noise_multiplier']:g} and delta = {base['delta']:g} (a "
+                            f"trusted server adds N(0, z^2 C^2 I) once to the sum, no "
+                            f"shuffler; {base['source']}): add/remove neighbours: RDP epsilon "
+                            f"= {base['rdp']:.4g}, PLD epsilon = {base['pld']:.4g}; "
+                            f"replace-one neighbours: PLD epsilon = "
+                            f"{base['pld_replace_one']:.4g}"))
         return 0
     if a.cmd == "rdp":
         proto = protocol_from_args(a)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 
+from .clone_law import Bias
 from .numerics import (BDTR_MAX_N, REL_SLACK, binom_cdf_bounds, binom_log_tail_bound,
                        binom_sf_bounds, binom_logpmf, binom_window, half_binom_logpmf,
                        half_binom_logpmf_runs, half_binom_pmf_walk, rademacher_log_moments,
@@ -149,7 +150,10 @@ class ClonePair:
 
     @property
     def gamma(self) -> float:
-        """α − β = (a − b)/(a + b) (= tanh(log(a/b)/2)), without forming 1 − α."""
+        """α − β = (a − b)/(a + b) = tanh(log(a/b)/2): from the exact log-odds when known
+        (at small ε0, a and b both round to ½ and a − b to 0)."""
+        if self.log_odds is not None:
+            return Bias(self.log_odds).gamma
         return (self.a - self.b) / (self.a + self.b)
 
     @property
@@ -168,8 +172,10 @@ class ClonePair:
 # Instances
 # ----------------------------------------------------------------------------------------
 def _alpha_pair(eps0: float) -> tuple[float, float]:
-    """(α, 1 − α) with α = e^ε0/(e^ε0 + 1), each computed without cancellation."""
-    return float(special.expit(eps0)), float(special.expit(-eps0))
+    """(α, β = 1 − α) with α = e^ε0/(e^ε0 + 1), from ``clone_law.Bias`` (each formed from
+    ε0 directly, never as a difference)."""
+    bias = Bias(eps0)
+    return bias.alpha, bias.beta
 
 
 def _check_eps0_n(eps0, n):
@@ -393,7 +399,7 @@ def _pair_slices(pair: ClonePair) -> _Slices:
 # ----------------------------------------------------------------------------------------
 # Hockey-stick divergence
 # ----------------------------------------------------------------------------------------
-def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None):
+def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, gamma=None):
     """H_{e^ε}(P_c ‖ Q_c) for P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c swapped.
 
     Closed form (derived here, checked against mpmath), vectorised over slices c (and α):
@@ -403,17 +409,22 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None
     threshold gives a value ≤ the optimum, so the max is exact whatever the rounding of t*.
 
     With ``with_error`` also returns a bound on the floating-point error of each value.
-    ``beta`` = 1 − α given directly (required for accuracy once α is within ~1e-9 of 1:
-    at ε0 ≳ 36.7, 1 − α rounds to 0 and the slice would look deterministic).
+    ``beta`` = 1 − α given directly (required, keyword-only: 1 − α formed in floating
+    point keeps ~8 digits at ε0 ≈ 19 and is 0 from ε0 ≈ 36.7, where the slice would look
+    deterministic; ``clone_law.Bias`` forms both). ``gamma`` = α − β given directly
+    (optional): at small ε0 both α and β round to ½ and their difference to 0, so the
+    slice would look uninformative; with it κ = γ − (e^ε − 1)β has no cancellation at ε = 0.
     """
     c = np.asarray(c, dtype=np.int64)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), c.shape)
-    if beta is None:
-        beta = 1.0 - alpha
     beta = np.broadcast_to(np.asarray(beta, dtype=float), c.shape)
     E = math.exp(eps)
     em1 = math.expm1(eps)
-    kappa = alpha - E * beta
+    if gamma is not None:
+        gamma = np.broadcast_to(np.asarray(gamma, dtype=float), c.shape)
+        kappa = gamma - em1 * beta
+    else:
+        kappa = alpha - E * beta
     live = kappa > 0
     val = np.zeros(c.shape)
     err = np.zeros(c.shape)
@@ -421,7 +432,8 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None
         cl, al, bl, kl = c[live], alpha[live], beta[live], kappa[live]
         # t* = (c + 1) r*/(1 + r*) = (c + 1)/(1 + 1/r*): 1/r* = κ/(e^ε α − β) cannot
         # overflow (r* itself does when κ is tiny at large ε).
-        tstar = (cl + 1) / (1.0 + kl / (E * al - bl))
+        den = (gamma[live] + em1 * al) if gamma is not None else (E * al - bl)
+        tstar = (cl + 1) / (1.0 + kl / den)
         # t* can exceed c + 1 when r*/(1 + r*) rounds to 1 (α/β near 1/ulp): clip so that
         # m − 1 ≤ c; every threshold in 0..c + 1 is a valid candidate (value ≤ optimum), and
         # x = c + 1 always carries loss log(α/β) > ε when κ > 0.
@@ -446,8 +458,10 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, beta=None
         # κ = α − e^ε β itself cancels when ε is near log(α/β): its rounding error is a few
         # ulps of α + e^ε β, not of κ, so charge that too (times Pr[A = m' − 1] ≤ 1).
         pm_best = np.stack([pm2, pm1, pm0])[best, idx]
-        err[live] = (_TERM_SLACK * (t1[best, idx] + t2[best, idx])
-                     + 4.5e-16 * (al + E * bl) * pm_best)
+        # (With γ given, κ = γ − (e^ε − 1)β is formed from two accurate terms: ~8u of them.)
+        kerr = (8.0 * 2.0 ** -53 * (gamma[live] + em1 * bl) if gamma is not None
+                else 4.5e-16 * (al + E * bl))
+        err[live] = (_TERM_SLACK * (t1[best, idx] + t2[best, idx]) + kerr * pm_best)
     return (val, err) if with_error else val
 
 
@@ -490,7 +504,9 @@ def _sf_slices(mp1, c, pm0, pm1):
 
 def _delta_sum(pair: ClonePair, eps: float, upper: bool) -> float:
     sl = _pair_slices(pair)
-    h, err = conditional_hockey(sl.c, sl.alpha, eps, with_error=True, beta=sl.beta)
+    # g = 0: every slice's α − β is the pair's γ, exact from its log-odds (small ε0)
+    gam = pair.gamma if pair.g == 0.0 else None
+    h, err = conditional_hockey(sl.c, sl.alpha, eps, with_error=True, beta=sl.beta, gamma=gam)
     total = float(np.dot(sl.w, h))
     if not upper:
         return total
@@ -501,7 +517,7 @@ def _delta_sum(pair: ClonePair, eps: float, upper: bool) -> float:
         total += sl.above * (h[-1] + err[-1])
     if sl.block_c is not None and sl.block_c.size:
         hb, eb = conditional_hockey(sl.block_c, pair.alpha, eps, with_error=True,
-                                    beta=pair.beta)
+                                    beta=pair.beta, gamma=gam)
         total += float(np.dot(sl.block_mass, hb + eb))
     return float(round_up(total + _ABS_SLACK))
 

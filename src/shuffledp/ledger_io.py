@@ -14,7 +14,9 @@ prints one)::
                of = {event = "gaussian", noise_multiplier = 1.1}}
 
 Mechanism types: ``ldp`` (eps0), ``rr`` (eps0, k), ``matrix`` (matrix, optional eps0),
-``gaussian`` (sigma). Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``.
+``gaussian`` (``sigma`` per unit ℓ2 diameter, or ``noise_multiplier`` z for inputs clipped
+to norm C, = 2·sigma; written with both). Sampling: ``{checkin = RATE}`` or
+``{without_replacement = SIZE}``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def mechanism_to_dict(m) -> dict:
             d["eps0"] = m.eps0
         return d
     if isinstance(m, Gaussian):
-        return {"type": "gaussian", "sigma": m.sigma}
+        # Both units, so a person reading the file cannot take one for the other.
+        return {"type": "gaussian", "sigma": m.sigma, "noise_multiplier": m.noise_multiplier}
     raise ValueError(f"cannot store mechanism {m!r}")
 
 
@@ -57,8 +60,25 @@ def mechanism_from_dict(d) -> object:
     if t == "matrix":
         return Randomizer(tuple(tuple(r) for r in d["matrix"]), eps0=d.get("eps0"))
     if t == "gaussian":
-        return Gaussian(d["sigma"])
+        return _gaussian_from_dict(d)
     raise ValueError(f"mechanism type must be one of ldp, rr, matrix, gaussian; got {t!r}")
+
+
+def _gaussian_from_dict(d: dict) -> Gaussian:
+    """``sigma`` (per unit ℓ2 diameter) or ``noise_multiplier`` (= 2·sigma), or both agreeing."""
+    has_s, has_z = "sigma" in d, "noise_multiplier" in d
+    if not (has_s or has_z):
+        raise ValueError("a gaussian mechanism needs 'sigma' (per unit l2 diameter) or "
+                         f"'noise_multiplier' (inputs clipped to norm C; = 2 * sigma); got {d!r}")
+    if not has_s:
+        return Gaussian.from_noise_multiplier(d["noise_multiplier"])
+    g = Gaussian(d["sigma"])
+    if has_z:
+        z = Gaussian.from_noise_multiplier(d["noise_multiplier"]).noise_multiplier
+        if abs(z - g.noise_multiplier) > 1e-12 * g.noise_multiplier:
+            raise ValueError(f"gaussian: noise_multiplier must equal 2 * sigma = "
+                             f"{g.noise_multiplier!r} when both are given; got {z!r}")
+    return g
 
 
 def proto_to_dict(p: Shuffle) -> dict:

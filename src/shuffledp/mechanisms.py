@@ -132,15 +132,51 @@ class Randomizer:
 
 @dataclass(frozen=True)
 class Gaussian:
-    """Each user adds N(0, σ² I) to a vector of ℓ2-sensitivity 1."""
+    """Each user adds N(0, σ²I) to its vector; σ is the noise per unit ℓ2 *diameter*.
+
+    The users' vectors lie in a set of ℓ2 diameter 1 (any two of them are at most 1
+    apart), and neighbouring datasets replace one user's vector by another (replace-one).
+    ``sigma`` is the noise standard deviation in units of that diameter.
+
+    Most training code (Opacus, dp_accounting, TF Privacy, the shuffle-Gaussian paper,
+    Liew & Takahashi arXiv:2206.09569) instead clips each vector to ℓ2 *norm* C and adds
+    N(0, z²C²I) with a *noise multiplier* z. Clipped vectors are up to 2C apart, so that
+    is ``Gaussian(z / 2)``; say it directly with ``Gaussian.from_noise_multiplier(z)`` and
+    read it back with ``.noise_multiplier`` (= 2σ). docs/conventions.md compares the
+    conventions.
+
+    >>> g = Gaussian.from_noise_multiplier(5.0)
+    >>> g.sigma, g.noise_multiplier
+    (2.5, 5.0)
+    """
 
     sigma: float
 
     def __post_init__(self):
         object.__setattr__(self, "sigma", v.real("sigma", self.sigma, lo=0.0, lo_open=True))
 
+    @classmethod
+    def from_noise_multiplier(cls, noise_multiplier: float) -> "Gaussian":
+        """Inputs clipped to ℓ2 norm C, noise N(0, z²C²I) (Opacus' ``noise_multiplier`` z).
+
+        The clipped inputs have diameter 2C, so this is ``Gaussian(z / 2)``.
+        """
+        z = v.real("noise_multiplier", noise_multiplier, lo=0.0, lo_open=True)
+        return cls(z / 2.0)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """The noise multiplier z = 2σ: noise N(0, z²C²I) on inputs clipped to ℓ2 norm C."""
+        return 2.0 * self.sigma
+
+    def units(self) -> str:
+        """Both units in one phrase, e.g. 'sigma = 2.5 per unit l2 diameter = noise
+        multiplier 5 for inputs clipped to l2 norm C'."""
+        return (f"sigma = {self.sigma:g} per unit l2 diameter = noise multiplier "
+                f"{self.noise_multiplier:g} for inputs clipped to l2 norm C")
+
     def describe(self) -> str:
-        return f"Gaussian noise, sigma={self.sigma:g} (sensitivity 1)"
+        return f"Gaussian noise, {self.units()}"
 
 
 def _encoder_d(d):

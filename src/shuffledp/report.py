@@ -47,7 +47,10 @@ DEFAULT_SCENARIO = {
     "n_grid": [1_000, 10_000, 100_000, 1_000_000],
     "orders": [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
     "calibration": {"epsilon": 1.0, "rounds": 1},
-    "gaussian": {"n": 60_000, "sigma": 5.0, "checkin": 0.1, "rounds": 5540, "delta": 1e-5},
+    # The MNIST run of Liew & Takahashi (arXiv:2206.09569): noise multiplier 5, i.e.
+    # Gaussian(2.5) per unit diameter (a file may give ``sigma`` instead).
+    "gaussian": {"n": 60_000, "noise_multiplier": 5.0, "checkin": 0.1, "rounds": 5540,
+                 "delta": 1e-5},
     "jobs": 1,
     "sections": ["eps0", "n", "rounds", "rdp", "calibration", "gaussian"],
 }
@@ -61,7 +64,8 @@ _SCHEMA = {
     "name": "str", "n": "int", "delta": "num", "eps0": "numlist", "mechanisms": "strlist",
     "rounds": "intlist", "eps0_fixed": "num", "n_grid": "intlist", "orders": "numlist",
     "calibration": {"epsilon": "num", "rounds": "int"},
-    "gaussian": {"n": "int", "sigma": "num", "checkin": "num", "rounds": "int", "delta": "num"},
+    "gaussian": {"n": "int", "noise_multiplier": "num", "sigma": "num", "checkin": "num",
+                 "rounds": "int", "delta": "num"},
     "jobs": "int",
     "sections": "strlist",
 }
@@ -111,6 +115,8 @@ def validate_scenario(sc: dict) -> dict:
                 if not _type_ok(kind[sub], sval):
                     raise ValueError(f"scenario key '{key}.{sub}': expected {_DESCR[kind[sub]]}; got {sval!r}")
                 out[key][sub] = sval
+            if key == "gaussian":
+                _one_noise_unit(out[key], val)
         else:
             if not _type_ok(kind, val):
                 raise ValueError(f"scenario key {key!r}: expected {_DESCR[kind]}; got {val!r}")
@@ -144,7 +150,7 @@ def validate_scenario(sc: dict) -> dict:
                    ("calibration.rounds", lambda: _pos_int(out["calibration"]["rounds"]))]
     if out["gaussian"] is not None:
         g = out["gaussian"]
-        checks += [("gaussian", lambda: Shuffle(_mech(f"gaussian:{g['sigma']}", None), g["n"],
+        checks += [("gaussian", lambda: Shuffle(_gaussian_mech(g), g["n"],
                                                  sampling=CheckIn(g["checkin"]))),
                    ("gaussian.rounds", lambda: _pos_int(g["rounds"])),
                    ("gaussian.delta", lambda: _prob(g["delta"]))]
@@ -154,6 +160,30 @@ def validate_scenario(sc: dict) -> dict:
         except ValueError as exc:
             raise ValueError(f"scenario key {key!r}: {exc}") from None
     return out
+
+
+def _one_noise_unit(g: dict, given: dict) -> None:
+    """Keep the noise unit the file gives (``sigma`` per unit l2 diameter or
+    ``noise_multiplier`` = 2·sigma); both given must agree."""
+    if "sigma" in given and "noise_multiplier" in given:
+        sigma, z = float(given["sigma"]), float(given["noise_multiplier"])
+        if abs(2.0 * sigma - z) > 1e-12 * abs(z):
+            raise ValueError("scenario key 'gaussian': noise_multiplier must equal 2 * sigma "
+                             f"when both are given; got sigma = {given['sigma']!r}, "
+                             f"noise_multiplier = {given['noise_multiplier']!r}")
+        g.pop("noise_multiplier")
+    elif "sigma" in given:
+        g.pop("noise_multiplier", None)
+    elif "noise_multiplier" in given:
+        g.pop("sigma", None)
+
+
+def _gaussian_mech(g: dict):
+    """The scenario's Gaussian: ``sigma`` (per unit diameter) or ``noise_multiplier``."""
+    from .mechanisms import Gaussian
+    if g.get("sigma") is not None:
+        return Gaussian(g["sigma"])
+    return Gaussian.from_noise_multiplier(g["noise_multiplier"])
 
 
 def _mech(spec, eps0):
@@ -463,47 +493,80 @@ def section_calibration(doc, sc, out, jobs, ctx):
 
 
 def section_gaussian(doc, sc, out, jobs, ctx):
-    """6. The federated-learning setting: a shuffled Gaussian with check-in."""
+    """6. The federated-learning setting: a shuffled Gaussian with check-in, and the central
+    DP-SGD baselines at the same noise multiplier, every number with its relation."""
     g = sc["gaussian"]
-    proto = Shuffle(_mech(f"gaussian:{g['sigma']}", None), g["n"], sampling=CheckIn(g["checkin"]))
-    doc.h(f"{ctx['num']}. Federated learning: shuffle Gaussian (n = {g['n']}, "
-          f"sigma = {g['sigma']:g}, check-in rate {g['checkin']:g}, T = {g['rounds']}, "
-          f"delta = {g['delta']:g})")
-    doc.p("Gaussian(sigma) is the noise per unit l2 diameter of the inputs (replacement "
-          "adjacency): gradients clipped to norm C have diameter 2C, so an Opacus or "
-          "dp_accounting noise multiplier z corresponds to sigma = z/2.")
+    mech = _gaussian_mech(g)
+    z, s, q, T, d = mech.noise_multiplier, mech.sigma, g["checkin"], g["rounds"], g["delta"]
+    proto = Shuffle(mech, g["n"], sampling=CheckIn(q))
+    doc.h(f"{ctx['num']}. Federated learning: shuffled Gaussian with check-in (n = {g['n']}, "
+          f"noise multiplier {z:g} = sigma {s:g} per unit l2 diameter, check-in rate {q:g}, "
+          f"T = {T}, delta = {d:g})")
+    doc.p(f"The setting of the shuffle-Gaussian learning experiment (Liew & Takahashi, "
+          f"arXiv:2206.09569, MNIST): every round each of the n = {g['n']} users checks in "
+          f"with probability {q:g}, clips its gradient to l2 norm C and adds N(0, z^2 C^2 I) "
+          f"itself, with noise multiplier z = {z:g}; a shuffler hides who sent which report and "
+          f"the server averages the reports. Two clipped gradients are up to 2C apart, so in "
+          f"this library's unit the per-user mechanism is Gaussian({s:g}) = "
+          f"Gaussian.from_noise_multiplier({z:g}) (sigma per unit l2 diameter). The central "
+          f"baselines below use the same noise multiplier z = {z:g}.")
+    comparison = []
     try:
-        r = _epsilon(proto, g["delta"], g["rounds"], lower=True)
-        doc.table(["bound", "epsilon", "kind", "composition", "valid for"],
-                  [[c.bound, c.epsilon, c.kind, c.composition, c.valid_for]
+        r = _epsilon(proto, d, T, lower=True)
+        doc.table(["bound", "epsilon", "kind", "composition", "neighbours", "valid for"],
+                  [[c.bound, c.epsilon, c.kind, c.composition, "replace-one", c.valid_for]
                    for c in r.candidates])
-        doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}'). "
-              "Valid amplified bound: it assumes the server sees the participants' "
-              "shuffled reports and their number, not who took part, and covers any "
-              "pair of datasets differing in one user's vector (replacement).")
+        doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}', replace-one "
+              "neighbours). A valid amplified bound: it covers any pair of datasets differing "
+              "in one user's vector, and assumes the server sees the participants' shuffled "
+              "reports and their number, not who took part.")
         est = [c for c in r.candidates if c.kind == "estimate"]
         if est:
             doc.p(f"Estimate: epsilon = {_fmt(min(c.epsilon for c in est))} "
-                  f"('{est[0].bound}'): it assumes all other users hold the same vector "
-                  "(the homogeneous pair), which is not the worst case in dimension >= 2, "
+                  f"('{est[0].bound}', replace-one): it assumes all other users hold the same "
+                  "vector (the homogeneous pair), which is not the worst case in dimension >= 2, "
                   "so it is not a guarantee.")
-        write_csv([c.to_dict() for c in r.candidates], os.path.join(out, "gaussian.csv"),
-                  ["bound", "kind", "epsilon", "delta", "composition", "valid_for", "seconds"])
+        write_csv([dict(c.to_dict(), relation="replace-one") for c in r.candidates],
+                  os.path.join(out, "gaussian.csv"),
+                  ["bound", "kind", "epsilon", "delta", "composition", "relation", "valid_for",
+                   "seconds"])
+        comparison.append([f"shuffled: each user adds noise multiplier {z:g} to its own "
+                           "report", "each user, before the shuffler", "replace-one",
+                           r.epsilon, r.kind, f"shuffledp '{r.bound}'"])
     except (NotApplicableError, ValueError) as exc:
         doc.p(f"No bound applies to this protocol: {exc}")
     try:
         from .baselines import central_baselines
-        b = central_baselines(g["checkin"], g["sigma"], g["rounds"], g["delta"])
+        b = central_baselines(q, z, T, d)
     except ImportError:
         doc.p("Central baselines omitted: they need the optional package dp-accounting "
               "(pip install 'shuffledp[pld]').")
-        return
-    doc.p("Central baselines (a trusted server adds the noise, no shuffler; add/remove "
-          f"adjacency; Poisson-subsampled Gaussian via dp_accounting) at delta = "
-          f"{g['delta']:g}, the delta of this section: RDP accountant epsilon = "
-          f"{b['rdp']:.4g}, PLD accountant epsilon = {b['pld']:.4g} (upper bounds). They are "
-          "a reference point under a different trust model and adjacency, not a bound for "
-          "the shuffled protocol.")
+        b = None
+    if b is not None:
+        central = (f"central DP-SGD: Poisson-subsampled Gaussian, noise multiplier {z:g} "
+                   "added once to the sum")
+        comparison += [
+            [central, "trusted server", "add/remove", b["rdp"], "upper",
+             "dp_accounting RdpAccountant"],
+            [central, "trusted server", "add/remove", b["pld"], "upper",
+             "dp_accounting PLDAccountant"],
+            [central, "trusted server", "replace-one", b["pld_replace_one"], "upper",
+             "dp_accounting PLDAccountant (REPLACE_ONE)"]]
+    if comparison:
+        doc.p(f"Shuffled and central at the same noise multiplier z = {z:g} and delta = {d:g} "
+              "(upper bounds, each with its neighbouring relation):")
+        doc.table(["protocol", "who adds the noise", "neighbours", "epsilon", "kind",
+                   "computed by"], comparison, emphasis=3)
+        write_csv([dict(zip(["protocol", "noise_added_by", "relation", "epsilon", "kind",
+                             "source"], row)) for row in comparison],
+                  os.path.join(out, "gaussian_baselines.csv"))
+    if b is not None:
+        doc.p("The central rows assume a trusted server that sees every clipped gradient and "
+              "adds the noise once (what Opacus and dp_accounting account, add/remove being "
+              "their default relation); they are reference points under a different trust "
+              "model, not bounds for the shuffled protocol. Like for like: the shuffled bound "
+              "and the replace-one central row use the same relation. This version computes "
+              "shuffle bounds under replace-one neighbours only.")
 
 
 _SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds,

@@ -18,8 +18,10 @@ Vocabulary (one meaning per field):
 * ``scope``: a short name of the class of randomizers the number is valid for (``SCOPES``);
   ``valid_for`` is the full sentence.
 
-Neighbouring datasets differ in one user's input (replacement). ``Gaussian(sigma)`` is
-noise per unit ℓ2 *diameter* of the input set (``ADJACENCY``).
+Neighbouring datasets differ in one user's input (replace-one neighbours).
+``Gaussian(sigma)`` is noise per unit ℓ2 *diameter* of the input set, i.e. noise
+multiplier 2σ for inputs clipped to ℓ2 norm C (``ADJACENCY``; docs/conventions.md); a
+Gaussian protocol's table and JSON state both.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["KINDS", "COMPOSITIONS", "SCOPES", "ADJACENCY", "Candidate", "Result", "RdpCurve",
-           "format_table"]
+           "format_table", "noise_units"]
 
 KINDS = ("upper", "lower", "estimate")
 
@@ -65,9 +67,17 @@ SCOPES = {
 #: Rank of a scope inside its family: larger = narrower (fewer randomizers covered).
 SCOPE_RANK = {"ldp": 0, "class-S": 1, "this-randomizer": 2, "l2": 0}
 
-ADJACENCY = ("neighbouring datasets: one user's input replaced by another (replacement); "
-             "Gaussian(sigma) = noise per unit l2 diameter of the inputs (clip C -> diameter "
-             "2C -> Gaussian(z/2) for an Opacus/dp_accounting noise multiplier z)")
+ADJACENCY = ("neighbouring datasets: replace-one neighbours (replacement: one user's input "
+             "replaced by another, n fixed); Gaussian(sigma) = sigma per unit l2 diameter of the inputs = "
+             "noise multiplier 2*sigma for inputs clipped to l2 norm C (Opacus, dp_accounting: "
+             "Gaussian.from_noise_multiplier(z) is Gaussian(z/2))")
+
+
+def noise_units(protocol) -> str | None:
+    """'noise: sigma = 2.5 per unit l2 diameter = noise multiplier 5 ...' for a Gaussian
+    protocol (None otherwise): the footer line that says which σ a table means."""
+    units = getattr(getattr(protocol, "mechanism", None), "units", None)
+    return f"noise: {units()}" if callable(units) else None
 
 
 class _Number:
@@ -236,6 +246,7 @@ class Result(_Number):
             "composition": self.composition, "scope": self.scope, "adjacency": self.adjacency,
             "notes": list(self.notes),
             "protocol": self.protocol.describe() if self.protocol is not None else None,
+            **_noise_dict(self.protocol),
             "candidates": [c.to_dict() for c in self.candidates],
             "not_applicable": [{"bound": b, "reason": r} for b, r in self.not_applicable],
         })
@@ -317,6 +328,15 @@ class RdpCurve:
                           "details": self.details})
 
 
+def _noise_dict(protocol) -> dict:
+    """JSON: a Gaussian protocol's noise in both units (nothing for other mechanisms)."""
+    m: Any = getattr(protocol, "mechanism", None)
+    if getattr(m, "units", None) is None:
+        return {}
+    return {"noise": {"sigma_per_unit_diameter": m.sigma, "noise_multiplier": m.noise_multiplier,
+                      "meaning": m.units()}}
+
+
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
@@ -355,7 +375,7 @@ def format_table(r: Result, details: bool = False) -> str:
     Lines fit in 100 columns: the validity column holds the short class name (see
     ``SCOPES``); ``details=True`` lists each row's full validity sentence below the table.
     """
-    head = (f"{r.protocol.describe() if r.protocol is not None else ''}\n"
+    head = (f"{_wrap(r.protocol.describe()) if r.protocol is not None else ''}\n"
             f"rounds={r.rounds}  " + (f"delta={_fmt(r.delta)}" if r.question == "epsilon"
                                        else f"epsilon={_fmt(r.epsilon)}"))
     col = "epsilon" if r.question == "epsilon" else "delta"
@@ -392,6 +412,9 @@ def format_table(r: Result, details: bool = False) -> str:
     for note in r.notes:
         lines.append(_wrap(f"note: {note}"))
     lines.append(_wrap(r.adjacency))
+    units = noise_units(r.protocol)
+    if units:
+        lines.append(_wrap(units))
     return "\n".join(lines)
 
 
@@ -412,6 +435,9 @@ def format_html(r: Result) -> str:
     other = (f"delta = {_fmt(r.delta)}" if r.question == "epsilon"
              else f"epsilon = {_fmt(r.epsilon)}")
     notes = "".join(f"<br>note: {e(n)}" for n in r.notes)
+    units = noise_units(r.protocol)
+    if units:
+        notes += f"<br>{e(units)}"
     return (f"<p>{desc}, rounds = {r.rounds}, {e(other)}<br><b>{col} = {e(_fmt(val))}</b> "
             f"({e(r.kind)} bound <code>{e(r.bound)}</code>, valid for {e(r.valid_for)})</p>"
             f"<table><tr>{head}</tr>{''.join(body)}</table>"

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 
+from .clone_law import Bias, CloneLaw
 from .clone_pair import conditional_hockey
 from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
                        binom_logpmf_pairs, binom_window,
@@ -78,32 +79,53 @@ _ABS_SLACK = 1e-290
 class HiddenPair:
     """Parameters of one hidden-⊥ pair (validated by ``hidden_pair``).
 
-    n users; p the others' clone probability; alpha the victim's bias (½ < alpha < 1);
-    kappa the neutral weight of a ⊥ (p for pure LDP, e^−ε0 for the trimmed Gaussian);
-    rate γ (check-in) or size m (without replacement, rate = m/n); c_gamma the trimmed
+    n users; ``law`` the roles of one round (``clone_law.CloneLaw``): the others' clone
+    probability p, the victim's bias (carried by its log-odds, so β = 1 − α is exact at any
+    ε0), the neutral weight κ of a ⊥ (p for pure LDP, e^−ε0 for the trimmed Gaussian), the
+    rate γ (check-in) or m/n (without replacement, ``size`` = m), and c_γ the trimmed
     victim's mass (1 for pure LDP).
     """
 
     n: int
-    p: float
-    alpha: float
-    kappa: float
-    rate: float
+    law: CloneLaw
     size: int | None = None
-    c_gamma: float = 1.0
+
+    @property
+    def p(self) -> float:
+        return self.law.p
+
+    @property
+    def kappa(self) -> float:
+        return self.law.kappa
+
+    @property
+    def rate(self) -> float:
+        return self.law.rate
+
+    @property
+    def c_gamma(self) -> float:
+        return self.law.c_gamma
+
+    @property
+    def bias(self) -> Bias:
+        return self.law.bias
 
     @property
     def log_ratio(self) -> float:
-        """Largest privacy loss of the pair: log(α/(1 − α))."""
-        return math.log(self.alpha) - math.log1p(-self.alpha)
+        """Largest privacy loss of the pair: log(α/β), the bias's log-odds (exact)."""
+        return self.law.log_ratio
 
 
-def hidden_pair(n, p, alpha, kappa, *, rate=None, size=None, c_gamma=1.0) -> HiddenPair:
-    """Validated ``HiddenPair``: exactly one of ``rate`` (check-in γ) and ``size`` (m)."""
+def hidden_pair(n, p, *, log_odds, kappa, rate=None, size=None, c_gamma=1.0) -> HiddenPair:
+    """Validated ``HiddenPair``: exactly one of ``rate`` (check-in γ) and ``size`` (m).
+
+    The victim is given by its log-odds L = log(α/β) (ε0 for an ε0-LDP randomizer), never
+    by α: α rounds to 1 from L ≈ 36.7 on, and 1 − α loses digits from L ≈ 19.
+    """
     from . import _validate as v
     n = v.integer("n", n, lo=1)
     p = v.real("p", p, lo=0.0, hi=1.0, lo_open=True)
-    alpha = v.real("alpha", alpha, lo=0.5, hi=1.0, hi_open=True)
+    log_odds = v.real("log_odds", log_odds, lo=0.0)
     kappa = v.real("kappa", kappa, lo=0.0, lo_open=True)
     c_gamma = v.real("c_gamma", c_gamma, lo=0.0, hi=1.0, lo_open=True)
     if (rate is None) == (size is None):
@@ -113,7 +135,11 @@ def hidden_pair(n, p, alpha, kappa, *, rate=None, size=None, c_gamma=1.0) -> Hid
         rate = size / n
     else:
         rate = v.real("rate", rate, lo=0.0, hi=1.0, lo_open=True)
-    return HiddenPair(n, p, alpha, kappa, float(rate), size, c_gamma)
+    bias = Bias(log_odds)
+    if not bias.beta > 0.0:
+        raise ValueError(f"log_odds must be at most ~745 (beta = 1/(1 + e^log_odds) must be a "
+                         f"positive float); got {log_odds!r}")
+    return HiddenPair(n, CloneLaw(bias, p, kappa, float(rate), c_gamma), size)
 
 
 # ----------------------------------------------------------------------------------------
@@ -123,15 +149,17 @@ def hidden_pair(n, p, alpha, kappa, *, rate=None, size=None, c_gamma=1.0) -> Hid
 class Cells:
     c: np.ndarray        # slice sizes (s − 1 of the block's smallest s)
     alpha: np.ndarray    # victim bias of each dominating slice
+    beta: np.ndarray     # its complement, formed directly (Bias.diluted), never 1 − alpha
+    gamma: np.ndarray    # alpha − beta, formed directly (small ε0: both round to ½)
     w: np.ndarray        # weights (equal under P and Q)
     zero: float          # weight of the s = 0 cells (no informative report: loss 0)
     worst: float         # weight charged at the most informative slice (c = 0, α)
     exact: bool          # True when every cell is exact (no grouping)
 
 
-def _alpha_eff(hp: HiddenPair, s, nbot):
-    s = np.asarray(s, dtype=float)
-    return 0.5 + (hp.alpha - 0.5) * (s / (s + hp.kappa * np.asarray(nbot, dtype=float)))
+def _bias_eff(hp: HiddenPair, s, nbot):
+    """(α_eff, β_eff, γ_eff) of the slice with s informative reports and n_⊥ hidden ⊥s."""
+    return hp.bias.diluted(s, hp.kappa * np.asarray(nbot, dtype=float))
 
 
 def _log_cdf_upper(N, q, k):
@@ -347,7 +375,7 @@ def _checkin_exact(hp: HiddenPair) -> Cells:
     n, g, p, k = hp.n, hp.rate, hp.p, hp.kappa
     mu = g * p
     q = (1.0 - g) / (1.0 - mu) if mu < 1.0 else 0.0
-    cs, als, ws, zero = [], [], [], 0.0
+    cs, als, bes, gas, ws, zero = [], [], [], [], [], 0.0
     for s in range(0, n + 1):
         ls = float(binom_logpmf(np.array([s]), n, mu)[0])
         nb = np.arange(0, n - s + 1)
@@ -358,9 +386,13 @@ def _checkin_exact(hp: HiddenPair) -> Cells:
             continue
         live = w > 0
         cs.append(np.full(int(live.sum()), s - 1))
-        als.append(_alpha_eff(hp, s, nb[live]))
+        al, be, ga = _bias_eff(hp, s, nb[live])
+        als.append(al)
+        bes.append(be)
+        gas.append(ga)
         ws.append(w[live])
-    return Cells(np.concatenate(cs).astype(np.int64), np.concatenate(als), np.concatenate(ws),
+    return Cells(np.concatenate(cs).astype(np.int64), np.concatenate(als), np.concatenate(bes),
+                 np.concatenate(gas), np.concatenate(ws),
                  zero, 0.0, True)
 
 
@@ -389,9 +421,10 @@ def _wor_cells(hp: HiddenPair, budget: int) -> Cells:
     starts = np.arange(0, s.size, B)
     ends = np.minimum(starts + B, s.size) - 1
     c = s[starts] - 1
-    alpha = _alpha_eff(hp, s[ends], nbot)
+    alpha, beta, gamma = _bias_eff(hp, s[ends], nbot)
     w = np.add.reduceat(W, starts) if s.size else np.zeros(0)
-    return Cells(c.astype(np.int64), np.asarray(alpha, dtype=float), w, zero, worst,
+    return Cells(c.astype(np.int64), np.asarray(alpha, dtype=float),
+                 np.asarray(beta, dtype=float), np.asarray(gamma, dtype=float), w, zero, worst,
                  exact or B == 1)
 
 
@@ -410,14 +443,16 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool = False) -> Cells
     s, W, N = s[keep], W[keep], N[keep]
     worst = binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
     if s.size == 0:
-        return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), zero, worst, False)
+        return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                     np.zeros(0), zero, worst, False)
     J = 1 if q <= 0.0 else len(_NBOT_Z)
     B = _block_width(s.size, J, n * mu, budget)
     starts = np.arange(0, s.size, B)
     ends = np.minimum(starts + B, s.size) - 1
     if q <= 0.0:                                     # γ = 1: n_⊥ = 0 always
         w = np.add.reduceat(W, starts)
-        return Cells((s[starts] - 1).astype(np.int64), np.full(starts.size, hp.alpha), w,
+        return Cells((s[starts] - 1).astype(np.int64), np.full(starts.size, hp.bias.alpha),
+                     np.full(starts.size, hp.bias.beta), np.full(starts.size, hp.bias.gamma), w,
                      zero, worst, B == 1)
     # Common n_⊥ edges per block (n_⊥ | s ~ Bin(n − s, q)), below the block's smallest
     # conditional mean. Under the size-biased weights (κ n_⊥ + s) the law of n_⊥ given s
@@ -440,12 +475,13 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool = False) -> Cells
     frac = np.diff(np.concatenate([U, np.ones((s.size, 1))], axis=1), axis=1)
     worst += float(np.dot(W, U[:, 0]))
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
-    alpha = _alpha_eff(hp, s[ends][:, None], edges)
+    alpha, beta, gamma = _bias_eff(hp, s[ends][:, None], edges)
     c = np.broadcast_to((s[starts] - 1)[:, None], wj.shape)
     # Bin-major order: within a bin the slices run over consecutive c (fast δ kernel).
-    wj, alpha, c = wj.T, alpha.T, c.T
+    wj, alpha, beta, gamma, c = wj.T, alpha.T, beta.T, gamma.T, c.T
     live = wj > 0
-    return Cells(c[live].astype(np.int64), alpha[live].astype(float), wj[live], zero, worst,
+    return Cells(c[live].astype(np.int64), alpha[live].astype(float), beta[live].astype(float),
+                 gamma[live].astype(float), wj[live], zero, worst,
                  False)
 
 
@@ -460,10 +496,12 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None,
     """
     eps = float(eps)
     cl = hidden_cells(hp, budget, ranking)
-    h, err = _hockey_runs(cl.c, cl.alpha, eps)
+    h, err = _hockey_runs(cl.c, cl.alpha, cl.beta, cl.gamma, eps)
     total = float(np.dot(cl.w, h + err))
     if cl.worst > 0:
-        hw, ew = conditional_hockey(np.array([0]), np.array([hp.alpha]), eps, with_error=True)
+        hw, ew = conditional_hockey(np.array([0]), np.array([hp.bias.alpha]), eps,
+                                    with_error=True, beta=np.array([hp.bias.beta]),
+                                    gamma=np.array([hp.bias.gamma]))
         total += cl.worst * float(hw[0] + ew[0])
     # Weights carry ~1e-15 relative error each (log-pmf and products).
     return float(round_up(total * (1.0 + 1e-12) + _ABS_SLACK))
@@ -473,22 +511,23 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None,
 _DIRECT_CELLS = 4096
 
 
-def _hockey_runs(c, alpha, eps):
+def _hockey_runs(c, alpha, beta, gamma, eps):
     """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence)."""
     if c.size <= _DIRECT_CELLS:
         # A few thousand cells: one vectorised call (conditional_hockey handles any c
         # directly) costs less than the per-run calls of the recurrence.
-        return conditional_hockey(c, alpha, eps, with_error=True)
+        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma)
     cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
     if cuts.size - 1 > max(8, c.size // 64):
         # Short runs (the exact cells repeat each c once per n_⊥): one vectorised call
         # (conditional_hockey handles any c directly) beats thousands of tiny ones.
-        return conditional_hockey(c, alpha, eps, with_error=True)
+        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma)
     h = np.empty(c.shape)
     err = np.empty(c.shape)
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         if b > a:
-            h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True)
+            h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True,
+                                                  beta=beta[a:b], gamma=gamma[a:b])
     return h, err
 
 
@@ -560,7 +599,7 @@ def _atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
     iu = base + x - 1
     lu = np.where(x - 1 >= r0[inv][jj], run[np.maximum(iu, 0)], -np.inf)
     la = np.log(cl.alpha)[jj]
-    lb = np.log1p(-cl.alpha)[jj]
+    lb = np.log(cl.beta)[jj]
     with np.errstate(divide="ignore"):
         lw = np.log(cl.w)[jj]
     logp = lw + np.logaddexp(la + lu, lb + lv)
@@ -568,7 +607,7 @@ def _atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
     extra_p, extra_q = [], []
     if cl.worst > 0:
         lw0 = math.log(cl.worst)
-        a0, b0 = math.log(hp.alpha), math.log1p(-hp.alpha)
+        a0, b0 = hp.bias.log_alpha, hp.bias.log_beta
         extra_p += [lw0 + b0, lw0 + a0]
         extra_q += [lw0 + a0, lw0 + b0]
     if cl.zero > 0:
@@ -579,7 +618,7 @@ def _atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
         logq = np.concatenate([logq, extra_q])
     keep = np.isfinite(logp) | np.isfinite(logq)
     # Each cell's left-out x tail has losses within ±log(α_eff/(1 − α_eff)) of that cell.
-    lmax_cell = np.log(cl.alpha) - np.log1p(-cl.alpha)
+    lmax_cell = np.log(cl.alpha) - np.log(cl.beta)
     return (logp[keep], logq[keep], tail_cell * (1.0 + 1e-12) + 1e-300 / max(c.size, 1),
             lmax_cell)
 

@@ -161,7 +161,8 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--rounds", type=_list(lambda s: int(float(s))), default=[1],
                    help="comma-separated numbers of rounds, e.g. --rounds 1,10,100")
     p.add_argument("--mechanism", type=_list(str), default=["ldp"],
-                   help="comma-separated: ldp, rr:K, gaussian:SIGMA, e.g. --mechanism ldp,rr:3")
+                   help="comma-separated: ldp, rr:K, gaussian:SIGMA (per unit l2 diameter), "
+                        "gaussian-nm:Z (noise multiplier Z = 2 SIGMA), e.g. --mechanism ldp,rr:3")
     p.add_argument("--bound", default=None, help="only this bound, e.g. --bound fmt20")
     p.add_argument("--jobs", type=int, default=1,
                    help="parallel jobs through joblib (-1: all cores), e.g. --jobs 2")

@@ -24,7 +24,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from ..errors import NotApplicableError
 from ..mechanisms import LDP, RandomizedResponse
-from ..numerics import (binom_logpmf, hockey_stick, log_pow_minus_tangent, logsumexp,
+from ..numerics import (binom_logpmf, hockey_stick_lower, log_pow_minus_tangent, logsumexp,
                         round_up)
 from ._common import ldp_reason, no_sampling_reason
 from .base import Bound, register
@@ -271,11 +271,12 @@ def _instance_cached(eps0: float, n: int):
 
 
 def lower_delta(eps0: float, n: int, eps: float) -> float:
-    """Exact δ(ε) of the binary-RR instance, max of both directions (a lower bound)."""
+    """δ(ε) of the binary-RR instance, max of both directions, certified not above the
+    exact value (``numerics.hockey_stick_lower``: the logs' rounding is charged downward)."""
     if eps0 == 0.0:
         return 0.0
     _, lp0, lp1 = _instance_cached(eps0, n)
-    return max(hockey_stick(lp0, lp1, eps), hockey_stick(lp1, lp0, eps))
+    return max(hockey_stick_lower(lp0, lp1, eps), hockey_stick_lower(lp1, lp0, eps))
 
 
 class _GirgisBase(Bound):

@@ -26,7 +26,6 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import clone_pair as cp
 from .. import composition as _comp
@@ -107,7 +106,8 @@ class _HiddenBound(Bound):
     def hidden(self, proto) -> sp.HiddenPair:
         pair = self.base_pair(proto)
         rate, size = _rate_size(proto)
-        return _hidden(pair.n, pair.p, pair.alpha, rate, size)
+        # The victim by its log-odds (ε0), never by α (1 − α is inexact from ε0 ≈ 19).
+        return _hidden(pair.n, pair.p, pair.log_ratio, rate, size)
 
     def delta_one(self, proto, eps):
         return sp.hidden_delta(self.hidden(proto), float(eps))
@@ -142,8 +142,8 @@ class _HiddenBound(Bound):
 
 
 @functools.lru_cache(maxsize=64)
-def _hidden(n, p, alpha, rate, size):
-    return sp.hidden_pair(n, p, alpha, p, rate=rate, size=size)
+def _hidden(n, p, log_odds, rate, size):
+    return sp.hidden_pair(n, p, log_odds=log_odds, kappa=p, rate=rate, size=size)
 
 
 @register
@@ -182,20 +182,19 @@ class CloneSpecificSampled(_HiddenBound):
 def trimmed_hidden(n: int, sigma: float, eps0: float, rate=None, size=None, budget=None):
     """(hidden pair, c_γ) of the trimmed Gaussian at ε0, or (None, c_γ) when invalid.
 
-    c = 1 − n·δ0 (trimming against all n + 1 inputs), ε0' = ε0 − log c, α = e^ε0'/(1 + e^ε0'),
-    p = e^−ε0·c, κ = e^−ε0, c_γ = 1 − γ n δ0 (check-in) or 1 − m δ0 (without replacement).
+    c = 1 − n·δ0 (trimming against all n + 1 inputs), ε0' = ε0 − log c (the victim's
+    log-odds: α = e^ε0'/(1 + e^ε0') is formed from it in ``clone_law.Bias``), p = e^−ε0·c,
+    κ = e^−ε0, c_γ = 1 − γ n δ0 (check-in) or 1 − m δ0 (without replacement).
     """
     d0 = G.gaussian_delta(sigma, eps0)
     c = 1.0 - n * d0
     part = size if size is not None else rate * n
     cg = 1.0 - part * d0
-    if c <= 0 or cg <= 0:
+    if c <= 0 or cg <= 0 or not math.exp(-eps0) > 0.0 or eps0 - math.log(c) > 700.0:
+        # (e^−ε0 or the victim's β below the float range: this ε0 is not used by the search)
         return None, cg
-    alpha = float(special.expit(eps0 - math.log(c)))
-    if not alpha < 1.0:
-        return None, cg
-    hp = sp.hidden_pair(n, math.exp(-eps0) * c, alpha, math.exp(-eps0), rate=rate,
-                        size=size, c_gamma=cg)
+    hp = sp.hidden_pair(n, math.exp(-eps0) * c, log_odds=eps0 - math.log(c),
+                        kappa=math.exp(-eps0), rate=rate, size=size, c_gamma=cg)
     return hp, cg
 
 

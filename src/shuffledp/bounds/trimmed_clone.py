@@ -23,7 +23,7 @@ import functools
 import math
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
+from ..clone_law import Bias
 
 from .. import gaussian_rdp as G
 from .. import composition as _comp
@@ -46,13 +46,13 @@ def trimmed_pair(n: int, sigma: float, eps0: float):
         return None, c
     e0p = eps0 - math.log(c)
     p = math.exp(-eps0) * c
-    b = float(special.expit(-e0p))
-    if not (p > 0.0 and b > 0.0):
-        # e^−ε0 (or the victim's 1 − a) below the float range: nothing to hide among
+    bias = Bias(e0p)
+    if not (p > 0.0 and bias.beta > 0.0):
+        # e^−ε0 (or the victim's β) below the float range: nothing to hide among
         # that the float pair can represent; this ε0 is simply not used by the search.
         return None, c
-    # a and b from expit of ±ε0' (1 − a rounds to 0 at ε0' ≳ 36.7: small σ).
-    return ClonePair(n, p, float(special.expit(e0p)), b, e0p), c
+    # α and β from the log-odds ε0' (1 − α rounds to 0 at ε0' ≳ 36.7: small σ).
+    return ClonePair(n, p, bias.alpha, bias.beta, e0p), c
 
 
 def _golden(f, lo, hi, iters=18):

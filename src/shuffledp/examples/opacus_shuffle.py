@@ -1,12 +1,16 @@
-"""Train a tiny model with Opacus and account for it in the shuffle model.
+"""Train a tiny model with Opacus in the shuffle model, and account for it.
 
-Setting (per-user-noise shuffled check-in training): every step, each of the n users
-checks in with probability q, clips its gradient to norm C, adds Gaussian noise of
-standard deviation z·C itself, and a shuffler hides who sent which report. Opacus adds
-the noise centrally in this simulation; what we replace is the *accountant*:
-``ShuffleAccountant(n_users)`` reports the valid shuffle-model upper bound for
-``Shuffle(Gaussian(z / 2), n, sampling=CheckIn(q))`` per step (replacement: two clipped
-gradients are at most 2C apart), never an estimate.
+Setting (client-side noise, shuffled check-in): every step, each of the n users checks in
+with probability q, clips its gradient to norm C, adds Gaussian noise N(0, z²C²I) to it
+*itself* (z the noise multiplier), and a shuffler hides who sent which report; the server
+averages them. ``ShufflePrivacyEngine`` is Opacus' ``PrivacyEngine`` with exactly that step
+(its optimizer adds the noise per example, not once to the sum) and with the
+``ShuffleAccountant``, which reports the valid upper bound for
+``Shuffle(Gaussian.from_noise_multiplier(z), n, sampling=CheckIn(q))`` (replace-one
+neighbours), never an estimate.
+
+A stock ``opacus.PrivacyEngine`` adds the noise once, centrally; the ShuffleAccountant
+refuses to report a shuffle bound for it (docs/conventions.md).
 
 Run (needs the extra 'opacus': torch + opacus):
 
@@ -16,28 +20,26 @@ Run (needs the extra 'opacus': torch + opacus):
 import warnings
 
 import torch
-from opacus import PrivacyEngine
 from torch.utils.data import DataLoader, TensorDataset
 
-from shuffledp.opacus import ShuffleAccountant
+from shuffledp.opacus import ShufflePrivacyEngine
 
-warnings.filterwarnings("ignore")          # Opacus warns about secure RNG in demos
+warnings.filterwarnings("ignore", message="Secure RNG")     # Opacus warns about it in demos
 torch.manual_seed(0)
 
 N_USERS, DIM, EPOCHS, BATCH = 2_000, 10, 3, 200
 DELTA = 1e-5
 x = torch.randn(N_USERS, DIM)
 y = (x @ torch.randn(DIM) > 0).long()
-loader = DataLoader(TensorDataset(x, y), batch_size=BATCH)
+loader = DataLoader(TensorDataset(x, y), batch_size=BATCH)     # check-in rate 0.1
 
 model = torch.nn.Sequential(torch.nn.Linear(DIM, 2))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
 
-engine = PrivacyEngine()
-engine.accountant = ShuffleAccountant(n_users=N_USERS)          # before make_private
+engine = ShufflePrivacyEngine()
 model, optimizer, loader = engine.make_private(
     module=model, optimizer=optimizer, data_loader=loader,
-    noise_multiplier=4.0, max_grad_norm=1.0, poisson_sampling=True)
+    noise_multiplier=4.0, max_grad_norm=1.0)      # each user: N(0, (4 * 1.0)^2 I) on its own
 
 for epoch in range(EPOCHS):
     for xb, yb in loader:
@@ -48,8 +50,8 @@ for epoch in range(EPOCHS):
         optimizer.step()
     with torch.no_grad():
         acc = (model(x).argmax(1) == y).float().mean().item()
-    eps = engine.accountant.get_epsilon(delta=DELTA)
+    eps = engine.get_epsilon(delta=DELTA)
     r = engine.accountant.last_result
     print(f"epoch {epoch + 1}: steps={len(engine.accountant)} accuracy={acc:.3f} "
-          f"epsilon={eps:.4g} at delta={DELTA:g} ({r.kind} bound '{r.entries[0].bound}', "
-          f"composition '{r.composition}')")
+          f"epsilon={eps:.4g} at delta={DELTA:g}, replace-one ({r.kind} bound "
+          f"'{r.entries[0].bound}', composition '{r.composition}')")

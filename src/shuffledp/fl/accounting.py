@@ -1,27 +1,33 @@
 """Privacy accounting of a federated run, through the library (no torch needed).
 
-Adjacency. A user's report is its gradient clipped to ℓ2 norm C plus N(0, C²σ²I). The
-library's neighbouring relation is *replacement* (one user's example changes, n fixed): two
-clipped gradients can be 2C apart, so in the library's units (sensitivity 1) the per-user
-mechanism is ``Gaussian(σ/2)``. The paper's experiment (Liew & Takahashi, arXiv:2206.09569)
-treats the sensitivity as C — the *add/remove* reading, ``Gaussian(σ)`` — which is shown
-only as a labelled comparison.
+Noise unit and neighbours. A user's report is its gradient clipped to ℓ2 norm C plus
+N(0, z²C²I), z the *noise multiplier* (the unit of Opacus, dp_accounting and the paper). The
+library's neighbouring relation is *replace-one* (one user's example changes, n fixed): two
+clipped gradients can be 2C apart, so the per-user mechanism is
+``Gaussian.from_noise_multiplier(z)`` = ``Gaussian(z/2)`` (σ per unit ℓ2 diameter). The
+paper's experiment (Liew & Takahashi, arXiv:2206.09569) takes the distance as C — the
+*add/remove* reading, ``Gaussian(z)`` — which is shown only as a labelled comparison.
 
-Methods (columns of the CSV), each with its kind:
+Methods (columns of the CSV), each with its kind and relation:
 
-``upper``            ``sd.epsilon(Shuffle(Gaussian(σ/2), n, CheckIn(γ)), δ, t)``: a valid upper
-                     bound from the library's accountant for the protocol — by default its
-                     answer over the fast routes (RDP composition, and the unamplified
-                     Gaussian's exact composition), with ``upper="best"`` its default answer
-                     over every route. The bound id is recorded per row, so the column
-                     improves by itself when the library gains a tighter sampled-shuffle bound.
-``estimate``         the homogeneous-pair estimate (``liew-homogeneous``) for the same protocol:
-                     exact only when every other user holds the same vector; not a guarantee.
-``estimate_addremove`` the same estimate under the add/remove reading (``Gaussian(σ)``): what
+``upper``            ``sd.epsilon(Shuffle(Gaussian(z/2), n, CheckIn(γ)), δ, t)``: a valid upper
+                     bound from the library's accountant for the protocol, replace-one — by
+                     default its answer over the fast routes (RDP composition, and the
+                     unamplified Gaussian's exact composition), with ``upper="best"`` its
+                     default answer over every route. The bound id is recorded per row, so the
+                     column improves by itself when the library gains a tighter sampled-shuffle
+                     bound.
+``estimate``         the homogeneous-pair estimate (``liew-homogeneous``) for the same protocol,
+                     replace-one: exact only when every other user holds the same vector; not a
+                     guarantee.
+``estimate_addremove`` the same estimate under the add/remove reading (``Gaussian(z)``): what
                      the paper reports; a comparison, not this run's guarantee.
-``central``          central DP-SGD (trusted server adds N(0, C²σ²I) once to the sum), Poisson
-                     sampling at rate γ, add/remove adjacency, ``dp_accounting`` PLD accountant
-                     (an upper bound for a different trust model; needs the ``pld`` extra).
+``central``          central DP-SGD at the same noise multiplier (a trusted server adds
+                     N(0, z²C²I) once to the sum), Poisson sampling at rate γ, add/remove
+                     neighbours, ``dp_accounting`` PLD accountant (an upper bound for a
+                     different trust model; needs the ``pld`` extra).
+``central_replace_one`` the same central mechanism under replace-one neighbours (dp_accounting
+                     ``NeighboringRelation.REPLACE_ONE``): like for like with ``upper``.
 
 ε is computed at checkpoint rounds (log- and linearly spaced, always including the last),
 not at every round: each query composes t rounds from scratch.
@@ -47,26 +53,33 @@ class Method:
 
 
 METHODS = (
-    Method("upper", "shuffle, valid upper bound (replacement, Gaussian(σ/2))", "upper",
-           "any user data; replacement adjacency (ℓ2 diameter 2C); untrusted server, trusted "
+    Method("upper", "shuffle, valid upper bound (replace-one, Gaussian(z/2))", "upper",
+           "any user data; replace-one neighbours (ℓ2 diameter 2C); untrusted server, trusted "
            "shuffler; the library's default answer for the protocol", False),
-    Method("estimate", "shuffle, homogeneous-pair estimate (replacement, Gaussian(σ/2))",
+    Method("estimate", "shuffle, homogeneous-pair estimate (replace-one, Gaussian(z/2))",
            "estimate", "exact only if all other users hold the same gradient; not a guarantee",
            True),
     Method("estimate_addremove", "shuffle, homogeneous-pair estimate, add/remove reading "
-           "(Gaussian(σ), as in the paper)", "estimate",
-           "sensitivity C instead of the replacement diameter 2C; comparison only", True),
-    Method("central", "central DP-SGD, Poisson-subsampled Gaussian (dp_accounting PLD)", "upper",
-           "trusted server adds N(0, C²σ²I) once to the sum; no shuffler; add/remove "
-           "adjacency; a different trust model", False),
+           "(Gaussian(z), as in the paper)", "estimate",
+           "distance C instead of the replace-one diameter 2C; comparison only", True),
+    Method("central", "central DP-SGD, same noise multiplier (add/remove, dp_accounting PLD)",
+           "upper", "trusted server adds N(0, z²C²I) once to the sum; no shuffler; add/remove "
+           "neighbours; a different trust model", False),
+    Method("central_replace_one", "central DP-SGD, same noise multiplier (replace-one, "
+           "dp_accounting PLD)", "upper", "trusted server adds N(0, z²C²I) once to the sum; no "
+           "shuffler; replace-one neighbours, as the shuffle bound; a different trust model",
+           False),
 )
 
 
-def protocol(n: int, checkin: float, sigma: float, reading: str = "replacement"):
-    """The library protocol of one round: ``Shuffle(Gaussian(σ/2 or σ), n, CheckIn(γ))``."""
+def protocol(n: int, checkin: float, noise_multiplier: float, reading: str = "replacement"):
+    """The library protocol of one round for noise multiplier z:
+    ``Shuffle(Gaussian.from_noise_multiplier(z), n, CheckIn(γ))`` (= ``Gaussian(z/2)``,
+    replace-one), or ``Gaussian(z)`` for the paper's add/remove ``reading``."""
     import shuffledp as sd
-    s = sigma / 2.0 if reading == "replacement" else sigma
-    return sd.Shuffle(sd.Gaussian(s), n, sampling=sd.CheckIn(checkin))
+    z = noise_multiplier
+    mech = sd.Gaussian.from_noise_multiplier(z) if reading == "replacement" else sd.Gaussian(z)
+    return sd.Shuffle(mech, n, sampling=sd.CheckIn(checkin))
 
 
 def checkpoints(rounds: int, count: int = 40) -> list:
@@ -79,13 +92,18 @@ def checkpoints(rounds: int, count: int = 40) -> list:
     return sorted(set(lo.tolist()) | set(li.tolist()) | {rounds})
 
 
-def _central(checkin: float, sigma: float, rounds: int, delta: float) -> float:
+def _central(checkin: float, noise_multiplier: float, rounds: int, delta: float,
+             replace_one: bool = False) -> float:
+    """Central DP-SGD ε (dp_accounting PLD), add/remove or replace-one neighbours."""
     import dp_accounting as dpa
     from dp_accounting import pld
+    rel = (dpa.NeighboringRelation.REPLACE_ONE if replace_one
+           else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
     # A 1e-3 loss grid (pessimistic rounding, still an upper bound) is ~10x faster than the
     # default 1e-4 and changes ε in the 4th digit at these settings.
-    acc = pld.PLDAccountant(value_discretization_interval=1e-3)
-    acc.compose(dpa.PoissonSampledDpEvent(checkin, dpa.GaussianDpEvent(sigma)), rounds)
+    acc = pld.PLDAccountant(neighboring_relation=rel, value_discretization_interval=1e-3)
+    acc.compose(dpa.PoissonSampledDpEvent(checkin, dpa.GaussianDpEvent(noise_multiplier)),
+                rounds)
     return float(acc.get_epsilon(delta))
 
 
@@ -118,7 +136,7 @@ def _upper(proto, delta: float, rounds: int, mode: str):
     return r, r.composition
 
 
-def epsilon_at(n: int, checkin: float, sigma: float, rounds: int, delta: float,
+def epsilon_at(n: int, checkin: float, noise_multiplier: float, rounds: int, delta: float,
                upper: str = "fast") -> dict:
     """Every method's ε after ``rounds`` rounds: ``{key: (ε or None, bound id, kind, note)}``.
 
@@ -130,27 +148,31 @@ def epsilon_at(n: int, checkin: float, sigma: float, rounds: int, delta: float,
     if upper not in UPPER_MODES:
         raise ValueError(f"upper must be one of {', '.join(UPPER_MODES)}; got {upper!r}")
     out = {}
-    proto = protocol(n, checkin, sigma)
+    proto = protocol(n, checkin, noise_multiplier)
     r, comp = _upper(proto, delta, rounds, upper)
     if r.kind != "upper":           # pragma: no cover - the accountant only answers with uppers
         raise ArithmeticError(f"the accountant answered with a {r.kind}, not an upper bound")
     out["upper"] = (float(r.epsilon), r.bound, r.kind, f"{r.valid_for}; composition {comp}")
-    for key, pr in (("estimate", proto), ("estimate_addremove", protocol(n, checkin, sigma, "addremove"))):
+    for key, pr in (("estimate", proto),
+                    ("estimate_addremove", protocol(n, checkin, noise_multiplier, "addremove"))):
         try:
             e = sd.epsilon(pr, delta, rounds, bound="liew-homogeneous")
             out[key] = (float(e.epsilon), e.bound, e.kind, e.valid_for)
         except (sd.NotApplicableError, ArithmeticError) as exc:
             out[key] = (None, "liew-homogeneous", "estimate", f"not available: {exc}")
-    try:
-        out["central"] = (_central(checkin, sigma, rounds, delta), "dp_accounting-pld", "upper",
-                          "central DP-SGD, add/remove adjacency, trusted server")
-    except ImportError:
-        out["central"] = (None, "dp_accounting-pld", "upper",
-                          "not available: install dp-accounting (pip install 'shuffledp[pld]')")
+    for key, rep, rel in (("central", False, "add/remove"),
+                          ("central_replace_one", True, "replace-one")):
+        try:
+            out[key] = (_central(checkin, noise_multiplier, rounds, delta, rep),
+                        "dp_accounting-pld", "upper",
+                        f"central DP-SGD, {rel} neighbours, trusted server")
+        except ImportError:
+            out[key] = (None, "dp_accounting-pld", "upper", "not available: install "
+                        "dp-accounting (pip install 'shuffledp[pld]')")
     return out
 
 
-def account(n: int, checkin: float, sigma: float, rounds: int, delta: float,
+def account(n: int, checkin: float, noise_multiplier: float, rounds: int, delta: float,
             count: int = 40, progress=None, skip: dict | None = None,
             upper: str = "fast") -> dict:
     """ε of every method at the checkpoint rounds: ``{round: epsilon_at(...)}``.
@@ -161,7 +183,7 @@ def account(n: int, checkin: float, sigma: float, rounds: int, delta: float,
     res = dict(skip or {})
     for t in reversed(pts):
         if t not in res:
-            res[t] = epsilon_at(n, checkin, sigma, t, delta, upper)
+            res[t] = epsilon_at(n, checkin, noise_multiplier, t, delta, upper)
         if progress is not None:
             progress(t, res[t])
     return dict(sorted(res.items()))

@@ -15,17 +15,19 @@ _HELP = """Simulate federated learning with shuffled check-in and account for it
 
 Every training example is one user. Each round each user checks in with probability
 CHECKIN, computes its gradient on the current model, clips it to l2 norm CLIP, adds
-N(0, (CLIP*SIGMA)^2 I); the shuffler hides who sent what; the server averages the reports
-and takes a step of size LR. Writes DIR/fl_demo.csv (round, test accuracy, epsilon per
-accounting method at DELTA), DIR/accuracy_vs_epsilon.png and DIR/summary.md, and prints the
-epsilon the run will reach at its last round before training starts.
+N(0, (Z*CLIP)^2 I) with noise multiplier Z (--noise-multiplier, the Opacus unit); the
+shuffler hides who sent what; the server averages the reports and takes a step of size LR.
+Writes DIR/fl_demo.csv (round, test accuracy, epsilon per accounting method at DELTA),
+DIR/accuracy_vs_epsilon.png and DIR/summary.md, and prints the epsilon the run will reach
+at its last round before training starts.
 
-Accounting (replacement adjacency: clipped gradients are 2*CLIP apart at most, so the
-per-user mechanism is Gaussian(SIGMA/2) at sensitivity 1): the library's valid upper bound
-for Shuffle(Gaussian(SIGMA/2), n, CheckIn(CHECKIN)); the homogeneous-pair estimate (not a
-guarantee); the same estimate under the add/remove reading Gaussian(SIGMA) (comparison);
-central DP-SGD with a trusted server (dp_accounting, Poisson-subsampled Gaussian,
-add/remove). Needs the fl extra (torch, scikit-learn)."""
+Accounting (replace-one neighbours: clipped gradients are 2*CLIP apart at most, so the
+per-user mechanism is Gaussian.from_noise_multiplier(Z) = Gaussian(Z/2), sigma per unit l2
+diameter): the library's valid upper bound for Shuffle(Gaussian(Z/2), n, CheckIn(CHECKIN));
+the homogeneous-pair estimate (not a guarantee); the same estimate under the paper's
+add/remove reading Gaussian(Z) (comparison); central DP-SGD at the same noise multiplier
+with a trusted server (dp_accounting, Poisson-subsampled Gaussian), add/remove and
+replace-one. Needs the fl extra (torch, scikit-learn)."""
 
 
 def _dataset(s: str) -> str:
@@ -47,9 +49,13 @@ def add_cli(sub) -> None:
                    help=f"training rounds (default {d['rounds']}; mnist: 5540)")
     p.add_argument("--checkin", type=float, default=None,
                    help=f"check-in probability per user and round (default {d['checkin']}; mnist: 0.1)")
-    p.add_argument("--sigma", type=float, default=None,
-                   help=f"noise multiplier: each report gets N(0, (clip*sigma)^2 I) "
-                        f"(default {d['sigma']}; mnist: 5)")
+    p.add_argument("--noise-multiplier", type=float, default=None, metavar="Z",
+                   help=f"noise multiplier Z: each report gets N(0, (Z*clip)^2 I), as in Opacus "
+                        f"(= the library's Gaussian(Z/2) per unit diameter; default "
+                        f"{d['noise_multiplier']}; mnist: 5)")
+    p.add_argument("--sigma", type=float, default=None, metavar="Z",
+                   help="deprecated name of --noise-multiplier (it is the noise multiplier, "
+                        "not the library's sigma per unit diameter)")
     p.add_argument("--clip", type=float, default=None,
                    help=f"l2 clipping norm C of each gradient (default {d['clip']}; mnist: 0.01)")
     p.add_argument("--lr", type=float, default=None,
@@ -75,11 +81,18 @@ def add_cli(sub) -> None:
 
 def _run(a) -> int:
     from .data import IdxFormatError
-    from .demo import run_demo
+    from .demo import SIGMA_DEPRECATED, run_demo
+    z = a.noise_multiplier
+    if a.sigma is not None:
+        if z is not None:
+            raise ValueError("use --noise-multiplier only (--sigma is its deprecated name); "
+                             f"got --sigma {a.sigma:g} and --noise-multiplier {z:g}")
+        print(f"shuffledp: warning: {SIGMA_DEPRECATED}", file=sys.stderr)
+        z = a.sigma
     try:
         run_demo(a.dataset, a.out, delta=a.delta, n_checkpoints=a.checkpoints,
-                 upper=a.upper,
-                 rounds=a.rounds, checkin=a.checkin, sigma=a.sigma, clip=a.clip, lr=a.lr,
+                 upper=a.upper, rounds=a.rounds, checkin=a.checkin, noise_multiplier=z,
+                 clip=a.clip, lr=a.lr,
                  seed=a.seed, model=a.model, hidden=a.hidden, threads=a.threads,
                  fast_noise=a.fast_noise)
     except IdxFormatError:

@@ -49,10 +49,10 @@ def write_png(path, table: list, delta: float, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 6.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(8, 6.6), dpi=120)
     last_upper = next((r["upper_bound_id"] for r in reversed(table) if r["upper_bound_id"]), "")
     colors = {"upper": "tab:red", "estimate": "tab:blue", "estimate_addremove": "tab:cyan",
-              "central": "tab:green"}
+              "central": "tab:green", "central_replace_one": "tab:olive"}
     for m in METHODS:
         pts = [(r[f"eps_{m.key}"], r["test_accuracy"]) for r in table
                if r["round"] > 0 and r[f"eps_{m.key}"] is not None and r[f"eps_{m.key}"] > 0
@@ -103,13 +103,16 @@ def write_summary(path, *, setting: dict, table: list, final: dict, timing: dict
         e, bound, kind, note = final[m.key]
         lines.append(f"| {m.label} | {fmt(e)} | {kind} | {bound} | {m.assumptions}; {note} |")
     lines.append("")
-    lines.append("Adjacency: a user's example is replaced (n fixed). A clipped gradient has norm "
-                 "at most C, so two users' reports before noise can be 2C apart; with noise "
-                 "N(0, C²σ²I) this is the library's `Gaussian(σ/2)` at sensitivity 1. The "
-                 "add/remove reading (sensitivity C, `Gaussian(σ)`) is what the shuffle-Gaussian "
-                 "paper reports and is shown only for comparison. Estimates are neither "
-                 "guarantees nor lower bounds. The central baseline assumes a trusted server "
-                 "that adds noise once to the sum.")
+    lines.append("Noise and neighbours: replace-one (a user's example is replaced, n fixed). A "
+                 "clipped gradient has norm at most C, so two users' reports before noise can be "
+                 "2C apart; with noise N(0, z²C²I) (noise multiplier z) this is the library's "
+                 "`Gaussian.from_noise_multiplier(z)` = `Gaussian(z/2)` (σ = z/2 per unit ℓ2 "
+                 "diameter). The add/remove reading (distance C, `Gaussian(z)`) is what the "
+                 "shuffle-Gaussian paper reports and is shown only for comparison. Estimates are "
+                 "neither guarantees nor lower bounds. The central baselines use the same noise "
+                 "multiplier and assume a trusted server that adds the noise once to the sum; "
+                 "they are given under add/remove (dp_accounting's and Opacus' default) and "
+                 "replace-one neighbours.")
     lines.append("")
     lines += [f"- {n}" for n in notes]
     lines.append("")

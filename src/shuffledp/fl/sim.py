@@ -3,9 +3,10 @@
 One round, as in the shuffle-Gaussian learning experiment (Liew & Takahashi,
 arXiv:2206.09569, Section 6): every user holds one example; each user checks in
 independently with probability γ; a user who checks in computes the gradient of its loss on
-the current model, clips it to ℓ2 norm C, adds N(0, C²σ²I) and sends the result; the
-shuffler permutes the reports; the server averages them (the number of reports is public)
-and takes a gradient step. Per-example gradients come from ``torch.func`` (``vmap`` of
+the current model, clips it to ℓ2 norm C, adds N(0, z²C²I) (noise multiplier z; the
+library's ``Gaussian.from_noise_multiplier(z)``) and sends the result; the shuffler permutes
+the reports; the server averages them (the number of reports is public) and takes a
+gradient step. Per-example gradients come from ``torch.func`` (``vmap`` of
 ``grad`` over a functional call of the model).
 
 All randomness (model initialisation, check-in, noise, shuffling) comes from one
@@ -31,7 +32,7 @@ class TrainConfig:
 
     rounds: int = 600
     checkin: float = 0.5
-    sigma: float = 2.0
+    noise_multiplier: float = 2.0    # z: each report gets N(0, z²C²I); Gaussian(z/2) per unit diameter
     clip: float = 1.0
     lr: float = 2.0
     seed: int = 0
@@ -46,7 +47,8 @@ class TrainConfig:
         object.__setattr__(self, "rounds", v.integer("rounds", self.rounds, lo=1))
         object.__setattr__(self, "checkin", v.real("checkin", self.checkin, lo=0.0, hi=1.0,
                                                    lo_open=True))
-        object.__setattr__(self, "sigma", v.real("sigma", self.sigma, lo=0.0, lo_open=True))
+        object.__setattr__(self, "noise_multiplier", v.real("noise_multiplier", self.noise_multiplier,
+                                                            lo=0.0, lo_open=True))
         object.__setattr__(self, "clip", v.real("clip", self.clip, lo=0.0, lo_open=True))
         object.__setattr__(self, "lr", v.real("lr", self.lr, lo=0.0, lo_open=True))
         object.__setattr__(self, "seed", v.integer("seed", self.seed, lo=0))
@@ -108,12 +110,13 @@ def clip_rows(g, clip: float):
     return g * (clip / torch.clamp(norms, min=clip))
 
 
-def privatize(g, clip: float, sigma: float, generator):
+def privatize(g, clip: float, noise_multiplier: float, generator):
     """The users' local randomizer and the shuffler: clip each row to ``clip``, add
-    N(0, clip²σ²I) to each row independently, return the rows in a random order."""
+    N(0, z²·clip²·I) (z = ``noise_multiplier``) to each row independently, return the rows
+    in a random order."""
     torch = _torch()
     r = clip_rows(g, clip)
-    r = r + clip * sigma * torch.randn(r.shape, generator=generator, dtype=r.dtype)
+    r = r + clip * noise_multiplier * torch.randn(r.shape, generator=generator, dtype=r.dtype)
     return r[torch.randperm(r.shape[0], generator=generator)]
 
 
@@ -192,13 +195,13 @@ def _train(torch, data, cfg, on_eval, progress):
             if m:
                 g = per_example_grads(model, xtr[idx], ytr[idx])
                 if cfg.fast_noise:
-                    # The mean of m independent N(0, C²σ²I) is N(0, C²σ²/m I): the model's
+                    # The mean of m independent N(0, z²C²I) is N(0, z²C²/m I): the model's
                     # trajectory has the same law as with per-user noise, at 1/m of the draws.
                     avg = clip_rows(g, cfg.clip).mean(0)
-                    avg = avg + (cfg.clip * cfg.sigma / math.sqrt(m)) * torch.randn(
+                    avg = avg + (cfg.clip * cfg.noise_multiplier / math.sqrt(m)) * torch.randn(
                         avg.shape, generator=gen, dtype=avg.dtype)
                 else:
-                    avg = privatize(g, cfg.clip, cfg.sigma, gen).mean(0)
+                    avg = privatize(g, cfg.clip, cfg.noise_multiplier, gen).mean(0)
                 with torch.no_grad():
                     _apply_update(model, -cfg.lr * avg)
             if nxt < len(evals) and t == evals[nxt]:
