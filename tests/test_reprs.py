@@ -52,3 +52,10 @@ def test_calibration_html_states_value_guarantee_bound_and_relation():
     assert f"<b>users = {int(c.value)}</b>" in html
     assert f"{c.epsilon:.6g} &lt;= target 0.5" in html and c.bound in html
     assert "replacement" in html and "alone would allow users" in html
+
+
+def test_calibration_html_of_sigma_gives_the_noise_multiplier_too():
+    c = sd.calibrate.sigma(n=1000, epsilon=2.0, delta=1e-5)
+    html = c._repr_html_()
+    assert f"<b>sigma = {c.value:.8g}</b>" in html
+    assert f"noise multiplier</th><td>{2 * c.value:.8g}" in html     # z = 2 sigma

@@ -141,6 +141,9 @@ class Calibration(_Number):
                                       f"delta = {self.delta:g}, rounds = {self.rounds}"),
                 ("certified by", f"'{self.bound}' (upper bound)"),
                 ("protocol", self.protocol.describe())]
+        if self.noise_multiplier is not None and self.parameter != "noise_multiplier":
+            rows.insert(0, ("noise multiplier", f"{self.noise_multiplier:.8g} (inputs clipped "
+                                                "to l2 norm C, noise N(0, z²C²I))"))
         if self.runner_up:
             rows.append(("runner-up", self.runner_up_text() or ""))
         if self.note:
@@ -687,7 +690,8 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
     Returns
     -------
     Calibration
-        ``float(c)`` is σ, with the bound that certifies it.
+        ``float(c)`` is σ per unit diameter, with the bound that certifies it;
+        ``c.noise_multiplier`` is the same noise as an Opacus noise multiplier (2σ).
 
     Examples
     --------
