@@ -518,8 +518,9 @@ class Accountant:
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The ledger as plain data (the ledger-file format, ``docs/ledger.md``)."""
-        out = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION, "relation": "replace-one",
-               "entries": []}
+        entries: list[dict] = []
+        out: dict = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION,
+                     "relation": "replace-one", "entries": entries}
         if self.pld_discretization is not None:
             out["pld_discretization"] = self.pld_discretization
         for e in self._entries:
@@ -528,7 +529,7 @@ class Accountant:
                 row["shuffle"] = proto_to_dict(e.item)
             else:
                 row["central"] = event_to_dict(e.item)
-            out["entries"].append(row)
+            entries.append(row)
         return out
 
     @classmethod
