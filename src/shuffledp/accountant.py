@@ -20,6 +20,8 @@ from .bounds import all_bounds, get
 from .bounds.base import EXACT_FLOORS, CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
+from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
+from .relations import relation as _relation
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
@@ -42,24 +44,40 @@ def _check_common(rounds, composition):
     return rounds
 
 
-def applicable(proto) -> tuple[list, list]:
-    """(bounds that apply, [(id, reason)] for those that do not)."""
+def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
+    """(bounds that apply, [(id, reason)] for those that do not) under ``relation``.
+
+    Under replace-one, bounds derived for add/remove neighbours only are left out of both
+    lists (they answer another question); under add/remove every bound not derived for it
+    is listed with that reason."""
     ok, no = [], []
     for b in all_bounds():
-        why = b.check(proto)
+        rel_why = b.relation_reason(relation, named=False)
+        if rel_why and relation == REPLACE_ONE:
+            continue
+        why = rel_why or b.check(proto)
         (no.append((b.id, why)) if why else ok.append(b))
     return ok, no
 
 
-def _named(proto, bound_id):
+def _named(proto, bound_id, relation: str = REPLACE_ONE):
     b = get(bound_id)
-    why = b.check(proto)
+    why = b.relation_reason(relation) or b.check(proto)
     if why:
-        ok, _ = applicable(proto)
+        ok, _ = applicable(proto, relation)
         raise NotApplicableError(
             f"bound {bound_id!r} does not apply to {proto.describe()}: {why}. "
             f"Bounds that apply: {', '.join(x.id for x in ok) or 'none'}")
     return b
+
+
+def _check_relation(proto, relation) -> str:
+    """The canonical relation; add/remove with every user reporting is refused (no finite
+    guarantee: the count of reports reveals presence)."""
+    rel = _relation(relation)
+    if rel != REPLACE_ONE:
+        refuse_everyone_reports(proto)
+    return rel
 
 
 def _failure_what(exc: BaseException) -> str:
@@ -75,8 +93,9 @@ def _failure_reason(exc: BaseException) -> str:
     return f"skipped: {_failure_what(exc)} ({type(exc).__name__}); not used"
 
 
-def _bound_failure(b, proto, exc: BaseException) -> NotApplicableError:
-    ok, _ = applicable(proto)
+def _bound_failure(b, proto, exc: BaseException, relation: str = REPLACE_ONE
+                   ) -> NotApplicableError:
+    ok, _ = applicable(proto, relation)
     others = ", ".join(x.id for x in ok if x.id != b.id) or "none"
     return NotApplicableError(
         f"bound {b.id!r} could not certify a value for {proto.describe()}: "
@@ -133,15 +152,16 @@ def _best_so_far(cands, question):
 
 
 def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True,
-         target=None):
+         target=None, relation=REPLACE_ONE):
     """The candidate loop. ``target`` (calibration's yes/no question "is the answer ≤
     target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
     the returned value is then ≤ target exactly when the full minimum is."""
     proto = _check_proto(proto)
+    relation = _check_relation(proto, relation)
     if bound is not None:
-        bounds, skipped = [_named(proto, bound)], []
+        bounds, skipped = [_named(proto, bound, relation)], []
     else:
-        bounds, skipped = applicable(proto)
+        bounds, skipped = applicable(proto, relation)
         bounds = _cheap_first(bounds, proto)
     if upper_only:
         # Calibration needs only the candidates that can be the answer.
@@ -199,7 +219,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
             # must not take the others' answers with it; its internal message (which may
             # name a kernel variable) is kept out of the user-facing text.
             if bound is not None:
-                raise _bound_failure(b, proto, exc) from exc
+                raise _bound_failure(b, proto, exc, relation) from exc
             skipped.append((b.id, _failure_reason(exc)))
             continue
         finally:
@@ -218,11 +238,24 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         if not ups and target is not None and floors:
             raise CannotBeat(min(floors), target)
         if not ups:
-            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
+                                     + _under(relation, skipped))
         chosen = min(ups, key=val)
     return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
                   chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
-                  notes=_notes(bounds, rounds, composition))
+                  notes=_notes(bounds, rounds, composition), adjacency=adjacency_text(relation),
+                  relation=relation)
+
+
+def _under(relation, skipped) -> str:
+    """' under add_or_remove_one (why each bound was refused)' — nothing for replace-one."""
+    if relation == REPLACE_ONE:
+        return ""
+    groups: dict = {}
+    for b, w in skipped:
+        groups.setdefault(w, []).append(b)
+    whys = "; ".join(f"{', '.join(bs)}: {w}" for w, bs in groups.items())
+    return f" under relation={relation!r}" + (f" ({whys})" if whys else "")
 
 
 def _notes(bounds, rounds, composition) -> tuple:
@@ -242,7 +275,8 @@ def _notes(bounds, rounds, composition) -> tuple:
             "bounds over several rounds are often tighter",)
 
 
-def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False,
+            relation=REPLACE_ONE) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
 
     Parameters
@@ -256,6 +290,10 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False
         (default False: only the bounds that can be the answer; the others are listed
         as not computed). Candidates that provably cannot beat the best answer found so
         far are skipped either way, with the reason ("skipped: cannot beat X").
+    relation : {"replace_one", "add_or_remove_one"} or dp_accounting's
+        ``NeighboringRelation`` member — the neighbouring relation (docs/relations.md).
+        Default replace-one. Under add/remove only bounds derived for it answer, and a
+        protocol in which every user reports is refused (no finite guarantee).
 
     Returns
     -------
@@ -263,17 +301,21 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower))
+    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower),
+                relation=relation)
 
 
-def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False) -> Result:
+def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False,
+          relation=REPLACE_ONE) -> Result:
     """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
 
     ``lower=True`` also computes lower bounds, estimates and comparison-only bounds.
+    ``relation``: the neighbouring relation, as in ``epsilon``.
     """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower))
+    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower),
+                relation=relation)
 
 
 def _flag(lower) -> bool:
@@ -282,19 +324,24 @@ def _flag(lower) -> bool:
     return bool(lower)
 
 
-def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
+def rdp(proto, orders, *, rounds=1, bound=None, relation=REPLACE_ONE) -> RdpCurve:
     """RDP curve of ``rounds`` rounds at ``orders`` (each > 1).
 
     With a named bound: that bound's curve. Without: the pointwise minimum over the
     default upper bounds that have an RDP view; ``details['bound_per_order']`` says which.
+    ``relation``: the neighbouring relation, as in ``epsilon``.
     """
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
     rounds = v.integer("rounds", rounds, lo=1)
+    relation = _check_relation(proto, relation)
+    adj = adjacency_text(relation)
     if bound is not None:
-        b = _named(proto, bound)
+        b = _named(proto, bound, relation)
         if not b.has_rdp:
-            raise NotApplicableError(f"bound {bound!r} has no RDP view")
+            raise NotApplicableError(f"bound {bound!r} has no RDP view"
+                                     + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
+                                                                          None) else ""))
         top = b.max_order(proto)
         if np.any(np.ceil(lam) > top):
             raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
@@ -304,13 +351,16 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
         except NotApplicableError:
             raise
         except Exception as exc:                        # noqa: BLE001
-            raise _bound_failure(b, proto, exc) from exc
+            raise _bound_failure(b, proto, exc, relation) from exc
         return RdpCurve(lam, vals, b.id, b.kind,
-                        b.valid_for(proto), rounds, scope=b.scope)
-    ok, _ = applicable(proto)
+                        b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
+                        relation=relation)
+    ok, no = applicable(proto, relation)
     ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
     if not ups:
-        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}")
+        whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
+                                 + _under(relation, whys + no))
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
     skipped = {}
@@ -325,7 +375,7 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
             vals[mask] = b.rdp_curve(proto, lam[mask])
         except Exception as exc:                        # noqa: BLE001 — the others answer
             # never silent: the curve's details name the bound and why it did not answer
-            skipped[b.id] = str(_bound_failure(b, proto, exc)) if not isinstance(
+            skipped[b.id] = str(_bound_failure(b, proto, exc, relation)) if not isinstance(
                 exc, NotApplicableError) else str(exc)
             continue
         vals = np.where(np.isnan(vals), math.inf, vals)
@@ -343,4 +393,5 @@ def rdp(proto, orders, *, rounds=1, bound=None) -> RdpCurve:
     if skipped:
         det["skipped"] = skipped
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    narrow.valid_for(proto), rounds, det, scope=narrow.scope)
+                    narrow.valid_for(proto), rounds, det, scope=narrow.scope, adjacency=adj,
+                    relation=relation)
