@@ -70,6 +70,7 @@ def everyone_reports_reason() -> str:
 
 def refuse_everyone_reports(proto) -> None:
     """Raise NotApplicableError when ``proto`` has every user reporting (add/remove)."""
-    if proto.sampling is None:
+    s = proto.sampling
+    if s is None or (getattr(s, "rate", 0.0) >= 1.0):
         raise NotApplicableError(f"relation='add_or_remove_one' for {proto.describe()}: "
                                  + everyone_reports_reason())
