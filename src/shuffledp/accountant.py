@@ -62,7 +62,7 @@ def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
 
 def _named(proto, bound_id, relation: str = REPLACE_ONE):
     b = get(bound_id)
-    why = b.relation_reason(relation) or b.check(proto)
+    why = "; ".join(w for w in (b.check(proto), b.relation_reason(relation)) if w)
     if why:
         ok, _ = applicable(proto, relation)
         raise NotApplicableError(
