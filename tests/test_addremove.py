@@ -259,3 +259,101 @@ def test_cli_relation(capsys):
     assert main(["rdp", "--eps0", "1", "--n", "1000", "--checkin", "0.5", "--orders", "2",
                  "--relation", "add_or_remove_one"]) == 2
     assert "infinite" in capsys.readouterr().err
+
+
+# ----- the trimmed victim ((ε0, δ0)-LDP randomizers, the Gaussian) -----------------------
+#: Not pure LDP: output 2 is impossible from input 1 (a finite (ε0, δ0)-LDP randomizer).
+APPROX = {
+    "approx-2x3": [[0.6, 0.3, 0.1], [0.3, 0.7, 0.0]],
+    "approx-3x3": [[0.5, 0.3, 0.2], [0.3, 0.5, 0.2], [0.45, 0.5, 0.05]],
+}
+
+
+def _rows_mp(M):
+    return [[mp.mpf(repr(v)) for v in row] for row in M]
+
+
+def _delta0(rows, eps0):
+    """The matrix's δ0 at ε0: max over ordered input pairs of H_{e^ε0}(R(a) ‖ R(b))."""
+    e = mp.e ** mp.mpf(eps0)
+    return max(mp.fsum(max(rows[a][y] - e * rows[b][y], 0) for y in range(len(rows[0])))
+               for a in range(len(rows)) for b in range(len(rows)))
+
+
+@pytest.mark.parametrize("name", list(APPROX))
+@pytest.mark.parametrize("N", [1, 2, 3, 4])
+@pytest.mark.parametrize("rate", RATES)
+def test_trimmed_pair_at_or_above_the_exact_leak(name, N, rate):
+    """The trimmed pair (clone probability e^−ε0(1 − (n − 1)δ0), the victim's left-out mass
+    γ(n − 1)δ0 at infinite loss) dominates the exact add/remove leak of an (ε0, δ0)-LDP
+    matrix, for every dataset, victim input, direction and several ε0."""
+    rows = _rows_mp(APPROX[name])
+    k = len(rows)
+    for eps0 in (0.3, 0.8, 1.5):
+        bad = float(N * _delta0(rows, eps0)) * (1 + 1e-12)
+        if bad >= 1.0:
+            continue
+        hp = ar.addremove_pair(N + 1, rate, eps0, bad)
+        for others in itertools.combinations_with_replacement(range(k), N):
+            Q = sampled_law(rows, others, rate=mp.mpf(repr(rate)))
+            for x in range(k):
+                P = sampled_law(rows, (x,) + others, rate=mp.mpf(repr(rate)))
+                for e in EPS:
+                    rem, add = ar.ar_delta_directions(hp, e)
+                    assert rem >= float(hockey(P, Q, e)), (eps0, others, x, e)
+                    assert add >= float(hockey(Q, P, e)), (eps0, others, x, e)
+
+
+def test_trimmed_pair_without_the_charge_is_caught():
+    """Dropping the trimmed mass (bad = 0 with the same ε0: pretending the matrix is pure
+    ε0-LDP) falls below the exact leak somewhere."""
+    rows = _rows_mp(APPROX["approx-2x3"])
+    caught = 0
+    for N, rate, eps0 in itertools.product([1, 2, 3], RATES, (0.3, 0.8)):
+        hp = ar.addremove_pair(N + 1, rate, eps0, 0.0)
+        for others in itertools.combinations_with_replacement(range(2), N):
+            Q = sampled_law(rows, others, rate=mp.mpf(repr(rate)))
+            for x in range(2):
+                P = sampled_law(rows, (x,) + others, rate=mp.mpf(repr(rate)))
+                for e in EPS:
+                    caught += ar.ar_delta(hp, e) < float(max(hockey(P, Q, e),
+                                                             hockey(Q, P, e))) * (1 - 1e-9)
+    assert caught > 0
+
+
+def _count_only_delta(n, rate, eps):
+    """δ(ε) of the number of reports alone (a post-processing of every add/remove check-in
+    mechanism, so a lower bound on all of them): 1 + Bin(n − 1, γ) w.p. γ vs Bin(n − 1, γ)."""
+    from scipy.stats import binom
+    k = np.arange(0, n + 1)
+    q = binom.pmf(k, n - 1, rate)
+    p = (1 - rate) * q + rate * np.concatenate([[0.0], q[:-1]])
+    e = math.exp(eps)
+    return max(np.maximum(p - e * q, 0).sum(), np.maximum(q - e * p, 0).sum())
+
+
+@pytest.mark.parametrize("n,rate,eps", [(100, 0.5, 0.1), (2000, 0.1, 0.05), (2000, 0.1, 0.2)])
+def test_gaussian_above_the_count_of_reports(n, rate, eps):
+    for mech in (sd.Gaussian(0.5), sd.Gaussian(3.0)):
+        r = sd.delta(sd.Shuffle(mech, n=n, sampling=sd.CheckIn(rate)), eps,
+                     relation="add_or_remove_one")
+        assert r.bound == "trimmed-clone-addremove"
+        assert float(r) >= _count_only_delta(n, rate, eps) * (1 - 1e-9)
+
+
+def test_gaussian_epsilon_of_delta_is_certified():
+    p = sd.Shuffle(sd.Gaussian.from_noise_multiplier(5.0), n=2000, sampling=sd.CheckIn(0.1))
+    for T in (1, 10):
+        r = sd.epsilon(p, 1e-5, rounds=T, relation="add_or_remove_one")
+        assert r.bound == "trimmed-clone-addremove" and math.isfinite(r.epsilon)
+        hp = addremove_trimmed(p, r.chosen.details["eps0"])
+        if T == 1:
+            assert ar.ar_delta(hp, r.epsilon) <= 1e-5
+        d = sd.delta(p, r.epsilon, rounds=T, relation="add_or_remove_one")
+        # (the δ search picks its own ε0, to its search's resolution)
+        assert d.delta <= 1e-5 * (1 + 1e-6)
+
+
+def addremove_trimmed(p, eps0):
+    from shuffledp.bounds.addremove import trimmed_pair
+    return trimmed_pair(p.n, p.sampling.rate, p.mechanism.sigma, eps0)

@@ -72,21 +72,29 @@ _MASS_SLACK = 1e-9
 
 @dataclass(frozen=True)
 class AddRemovePair:
-    """N = n − 1 others, check-in rate γ < 1, clone probability e^−ε0 (given by ε0)."""
+    """N = n − 1 others, check-in rate γ < 1, clone probability e^−ε0·(1 − bad).
+
+    ``bad``: the trimmed victim's left-out mass (0 for pure ε0-LDP; (n − 1)·δ0 for an
+    (ε0, δ0)-LDP randomizer trimmed against the others, docs/relations.md "The Gaussian"):
+    the victim, when it checks in, draws the common distribution V w.p. 1 − bad (a clone
+    count of +1) and something else w.p. bad — an atom of infinite loss, mass γ·bad.
+    """
 
     n_others: int
     rate: float
     eps0: float
+    bad: float = 0.0
 
     @property
     def p(self) -> float:
-        """A participating other is a clone: γe^−ε0."""
-        return self.rate * math.exp(-self.eps0)
+        """A participating other is a clone: γe^−ε0(1 − bad)."""
+        return self.rate * math.exp(-self.eps0) * (1.0 - self.bad)
 
     @property
     def w(self) -> float:
-        """An other is a W-draw: γ(1 − e^−ε0), formed without cancellation."""
-        return self.rate * -math.expm1(-self.eps0)
+        """An other is a W-draw: γ(1 − e^−ε0(1 − bad)) = γ((1 − e^−ε0) + e^−ε0·bad), formed
+        as a sum of non-negative terms (no cancellation)."""
+        return self.rate * (-math.expm1(-self.eps0) + math.exp(-self.eps0) * self.bad)
 
     @property
     def not_w(self) -> float:
@@ -103,13 +111,15 @@ class AddRemovePair:
         return (1.0 - self.rate) / self.not_w
 
 
-def addremove_pair(n: int, rate: float, eps0: float) -> AddRemovePair:
-    """The pair of n users (the victim included), check-in rate γ ∈ (0, 1), ε0 ≥ 0."""
+def addremove_pair(n: int, rate: float, eps0: float, bad: float = 0.0) -> AddRemovePair:
+    """The pair of n users (the victim included), check-in rate γ ∈ (0, 1), ε0 ≥ 0, and
+    the trimmed victim's left-out mass ``bad`` ∈ [0, 1) (0: pure ε0-LDP)."""
     from . import _validate as v
     n = v.integer("n", n, lo=1)
     rate = v.real("rate", rate, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     eps0 = v.real("eps0", eps0, lo=0.0)
-    return AddRemovePair(int(min(n, MAX_N)) - 1, rate, eps0)
+    bad = v.real("bad", bad, lo=0.0, hi=1.0, hi_open=True)
+    return AddRemovePair(int(min(n, MAX_N)) - 1, rate, eps0, bad)
 
 
 def _one_m(m: int, hp: AddRemovePair):
@@ -130,7 +140,7 @@ def _one_m(m: int, hp: AddRemovePair):
     lb_v, lb_vm1 = lb[1:], lb[:-1]
     g = hp.rate
     with np.errstate(divide="ignore"):
-        log_a = np.logaddexp(math.log1p(-g) + lb_v, math.log(g) + lb_vm1)
+        log_a = np.logaddexp(math.log1p(-g) + lb_v, math.log(g) + math.log1p(-hp.bad) + lb_vm1)
     return log_a, lb_v, tail
 
 
@@ -159,7 +169,7 @@ def _blocks(hp: AddRemovePair, budget: int):
     return out, ktail
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)
 def ar_atoms(hp: AddRemovePair, budget: int = ATOM_BUDGET):
     """(log P̃, log Q̃, tail): a finite dominating pair (blocks of K, windows of C); the
     tail (mass left out, under P̃ and under Q̃ alike) is charged at infinite loss."""
@@ -170,6 +180,10 @@ def ar_atoms(hp: AddRemovePair, budget: int = ATOM_BUDGET):
         lps.append(la + lw)
         lqs.append(lb + lw)
         tail += math.exp(lw) * t
+    if hp.bad > 0.0:
+        # the trimmed victim's other draws: never seen under Q̃ (charged at infinite loss)
+        lps.append(np.array([math.log(hp.rate * hp.bad)]))
+        lqs.append(np.array([-math.inf]))
     logp = np.concatenate(lps)
     logq = np.concatenate(lqs)
     keep = np.isfinite(logp) | np.isfinite(logq)

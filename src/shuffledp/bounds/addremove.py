@@ -18,9 +18,10 @@ from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
 from ._common import ldp_reason
+from ..numerics import round_up
 from .base import Bound, Outcome, register
 
-__all__ = ["FMT20AddRemove"]
+__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "trimmed_pair"]
 
 NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n users report "
           "with probability rate^n, which is impossible without the user, so the number of "
@@ -45,6 +46,9 @@ class FMT20AddRemove(Bound):
     def check(self, proto):
         r = ldp_reason(proto)
         if r:
+            if proto.eps0 is None:
+                return ("the Gaussian mechanism is not eps0-LDP for any finite eps0; under "
+                        "add/remove use trimmed-clone-addremove")
             return r
         s = proto.sampling
         if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
@@ -95,3 +99,99 @@ class FMT20AddRemove(Bound):
                                   f"users holds at n = {proto.n} (the others' reports can be "
                                   "simulated and shuffled in)")
         return o
+
+
+# ----------------------------------------------------------------------------------------
+# The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
+# ----------------------------------------------------------------------------------------
+def trimmed_pair(n: int, rate: float, sigma: float, eps0: float):
+    """The add/remove pair of the Gaussian trimmed at ε0, or None when (n − 1)·δ0 ≥ 1."""
+    from .. import gaussian_rdp as G
+    bad = (min(n, ar.MAX_N) - 1) * G.gaussian_delta(sigma, eps0)
+    if not bad < 1.0 or not math.exp(-eps0) > 0.0:
+        return None
+    return ar.addremove_pair(n, rate, eps0, bad)
+
+
+def _pair_value(hp, rounds, x, question):
+    """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
+    if rounds == 1:
+        return ar.ar_epsilon(hp, x) if question == "epsilon" else ar.ar_delta(hp, x)
+    logp, logq, tail = ar.ar_pld_atoms(hp)
+    fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+    return fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=False)
+
+
+@register
+class TrimmedCloneAddRemove(Bound):
+    id = "trimmed-clone-addremove"
+    scope = "l2"
+    kind = "upper"
+    has_dp = True
+    has_rdp = False
+    no_rdp_reason = NO_RDP
+    relations = (ADD_OR_REMOVE_ONE,)
+    title = "Trimmed-victim clone pair under add/remove neighbours (Gaussian, check-in)"
+    reference = ("derived in this project (docs/relations.md): FMT20 clone decomposition "
+                 "(arXiv:2012.12803) with the victim trimmed to (eps0, delta0)-LDP, one victim "
+                 "distribution, Poisson check-in; Gaussian curve: Balle & Wang 2018")
+
+    #: ε0 candidates tried by the golden search (every ε0 gives a valid bound).
+    SEARCH_ITERS = 10
+
+    def check(self, proto):
+        from .gaussian import gaussian_reason
+        r = gaussian_reason(proto)
+        if r:
+            return r
+        s = proto.sampling
+        if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
+            return everyone_reports_reason()
+        if not isinstance(s, CheckIn):
+            return ("not derived for add/remove neighbours with a fixed sample size "
+                    "(WithoutReplacement); use CheckIn(rate)")
+        return None
+
+    def valid_for(self, proto):
+        return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
+                "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
+                "participants' shuffled reports and their number, not who took part")
+
+    def routes(self, rounds):
+        return ["none"] if rounds == 1 else ["pld"]
+
+    def _search(self, proto, x, rounds, question):
+        from .. import gaussian_rdp as G
+        from .trimmed_clone import _eps0_range, _golden
+        n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
+        N = max(min(n, ar.MAX_N) - 1, 1)
+        budget = x if question == "epsilon" else 1e-3
+        lo, hi = _eps0_range(max(int(N * rate * rounds), 1), sigma, budget)
+
+        def f(e0):
+            hp = trimmed_pair(n, rate, sigma, e0)
+            if hp is None:
+                return math.inf if question == "epsilon" else 1.0
+            v = _pair_value(hp, rounds, x, question)
+            return float(v[0] if isinstance(v, tuple) else v)
+
+        # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
+        # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
+        iters = self.SEARCH_ITERS if rounds > 1 else 3 * self.SEARCH_ITERS
+        val, e0 = _golden(f, lo, hi, iters=iters)
+        hp = trimmed_pair(n, rate, sigma, e0)
+        det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
+               "victim_trimmed_mass": None if hp is None else hp.bad}
+        if proto.n > ar.MAX_N:
+            det["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer users "
+                            f"holds at n = {proto.n}")
+        return val, det
+
+    def epsilon_route(self, proto, delta, rounds, route):
+        val, det = self._search(proto, float(delta), int(rounds), "epsilon")
+        return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
+                       route, det)
+
+    def delta_route(self, proto, eps, rounds, route):
+        val, det = self._search(proto, float(eps), int(rounds), "delta")
+        return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
