@@ -165,8 +165,13 @@ class TrimmedCloneAddRemove(Bound):
         from .trimmed_clone import _eps0_range, _golden
         n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
         N = max(min(n, ar.MAX_N) - 1, 1)
-        budget = x if question == "epsilon" else 1e-3
-        lo, hi = _eps0_range(max(int(N * rate * rounds), 1), sigma, budget)
+        part = max(N * rate * rounds, 1.0)
+        if question == "epsilon":
+            # ε0 where the composed ⊤ mass (≈ T·γ(n − 1)·δ0) stays below δ
+            lo, hi = _eps0_range(max(int(part), 1), sigma, x)
+        else:
+            # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
+            lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
 
         def f(e0):
             hp = trimmed_pair(n, rate, sigma, e0)
@@ -177,8 +182,16 @@ class TrimmedCloneAddRemove(Bound):
 
         # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
         # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
-        iters = self.SEARCH_ITERS if rounds > 1 else 3 * self.SEARCH_ITERS
+        iters = (self.SEARCH_ITERS + (4 if question == "delta" else 0) if rounds > 1
+                 else 3 * self.SEARCH_ITERS)
         val, e0 = _golden(f, lo, hi, iters=iters)
+        if question == "delta":
+            # The δ range is wide (its target is unknown): refine around the best ε0 found,
+            # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
+            w = (hi - lo) * 0.62 ** iters * 2.0
+            val2, e02 = _golden(f, max(lo, e0 - w), min(hi, e0 + w), iters=iters)
+            if val2 <= val:
+                val, e0 = val2, e02
         hp = trimmed_pair(n, rate, sigma, e0)
         det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
                "victim_trimmed_mass": None if hp is None else hp.bad}
