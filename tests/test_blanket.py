@@ -217,7 +217,7 @@ def test_wrong_variant_scaled_atoms_is_caught(enumerated, monkeypatch):
         return iid_sum.SumBound(r.upper, r.details)
 
     monkeypatch.setattr(iid_sum, "positive_part", scaled)
-    B._delta_cached.cache_clear()
+    sd.clear_caches()
     caught = []
     try:
         for name, mech, M, n, rate in CASES:
@@ -227,7 +227,7 @@ def test_wrong_variant_scaled_atoms_is_caught(enumerated, monkeypatch):
                 if B.blanket_delta(proto, eps)[0] < worst * (1 - 1e-12) - 1e-15:
                     caught.append((name, eps))
     finally:
-        B._delta_cached.cache_clear()
+        sd.clear_caches()
     assert caught, "scaling every atom by 0.9 went unnoticed"
 
 

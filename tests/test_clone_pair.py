@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import shuffledp as sd
 from shuffledp import clone_pair as cp
 
 import oracle
@@ -400,12 +401,10 @@ def test_huge_orders_from_cached_points_match_mpmath():
     values as a fresh call, and stay above the 40-digit sum."""
     pair = cp.fmt20_pair(4.0, 2000)                  # (λ − 1)·4 > 600 from λ = 152 on
     orders = [160, 230, 300]
-    cp._VALUES.clear()
-    cp._TERMS_CACHE.clear()
+    sd.clear_caches()
     batch = cp.pair_rdp(pair, orders)
     singles = [float(cp.pair_rdp(pair, [o])[0]) for o in (300, 230)]
-    cp._VALUES.clear()
-    cp._TERMS_CACHE.clear()
+    sd.clear_caches()
     fresh = [float(cp.pair_rdp(pair, [o])[0]) for o in (300, 230)]
     assert singles == pytest.approx(fresh, rel=1e-13)
     ref = mp_rdp(2000, mp.e ** -4, 4.0, orders)

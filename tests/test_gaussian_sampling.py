@@ -162,11 +162,9 @@ def test_eps0_ranking_cells_match_certified_ones_and_choose_the_same_eps0(monkey
     real = sp._path_log_cdf_upper
     monkeypatch.setattr(sp, "_path_log_cdf_upper",
                         lambda N, q, K, ranking=False: real(N, q, K, False))
-    sp.hidden_cells.cache_clear()
-    sp._atoms.cache_clear()
+    sd.clear_caches()
     e_cert = S._best_eps0.__wrapped__(n, 2.0, 0.1, None, delta, rounds)
-    sp.hidden_cells.cache_clear()
-    sp._atoms.cache_clear()
+    sd.clear_caches()
     assert e_fast == e_cert
 
 
@@ -182,8 +180,7 @@ def test_eps0_search_on_order_windows_chooses_the_full_grids_eps0(monkeypatch, s
     a = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     monkeypatch.setattr(S, "_windowed_min",
                         lambda eps_at, near: float(np.min(eps_at(S._SEARCH_ORDERS))))
-    sp.hidden_cells.cache_clear()
-    sp._atoms.cache_clear()
+    sd.clear_caches()
     assert S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds) == a
 
 

@@ -9,10 +9,12 @@ import itertools
 import json
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
+import oracle
 import shuffledp as sd
 from shuffledp import composers
 from shuffledp import composition as comp
@@ -78,6 +80,54 @@ def test_split_rounds_equal_one_entry_within_discretisation():
     a = c.epsilon([(vw, 2), (vw, 3)], 1e-6, discretization=1e-4).value
     b = c.epsilon([(vw, 5)], 1e-6, discretization=1e-4).value
     assert abs(a - b) <= 1e-6 * max(a, b) + 1e-9
+
+
+def test_split_entries_equal_one_entry_ldp():
+    # issue 28: 4 + 6 rounds were composed as two entries on the ledger's PLD grid (0.182905)
+    # while 10 rounds of the one entry got the certified pair composition (0.181915).
+    p = sd.Shuffle(sd.LDP(1.0), n=10_000)
+    one = sd.epsilon(p, 1e-6, rounds=10)
+    split = sd.Accountant().compose(p, 4).compose(p, 6).epsilon(1e-6)
+    assert split.epsilon == one.epsilon and split.composition == one.composition
+    assert [(e.rounds, e.bound) for e in split.entries] == [(4, one.bound), (6, one.bound)]
+    assert [e.share for e in split.entries] == [0.4, 0.6]
+    dl = sd.Accountant().compose(p, 4).compose(p, 6).delta(one.epsilon)
+    assert dl.delta == sd.delta(p, one.epsilon, rounds=10).delta
+
+
+def _pair_delta_exact(lp, lq, T, eps):
+    """δ(ε) of the T-fold product of a dominating pair, both directions, by enumeration."""
+    P = [mp.exp(mp.mpf(float(x))) for x in lp]
+    Q = [mp.exp(mp.mpf(float(x))) for x in lq]
+    return max(oracle.product_hockey(P, Q, T, eps), oracle.product_hockey(Q, P, T, eps))
+
+
+def test_split_entries_equal_one_entry_sampled_rr():
+    # issue 28: here the two entries were *smaller* (8.0681, the ledger's fine PLD grid) than
+    # the one entry (8.0926, the pair engine's default grid of 0.033, coarse for a six-atom
+    # pair). Both must now give the same value, at or below both, and still valid: checked
+    # against the exact 5-fold composition of the same pair (enumeration, mpmath).
+    p = sd.Shuffle(sd.RandomizedResponse(2.0), n=3, sampling=sd.WithoutReplacement(2))
+    one = sd.epsilon(p, 1e-6, rounds=5)
+    split = sd.Accountant().compose(p, 2).compose(p, 3).epsilon(1e-6)
+    assert split.epsilon == one.epsilon
+    lp, lq, tail = sd.bounds.get(one.bound).pld_atoms(p)
+    assert tail < 1e-200 and len(lp) <= 8
+    assert _pair_delta_exact(lp, lq, 5, one.epsilon) <= 1e-6             # valid
+    assert _pair_delta_exact(lp, lq, 5, one.epsilon - 2e-3) > 1e-6       # and within 2e-3
+    d_one = sd.delta(p, 8.0, rounds=5).delta
+    d_split = sd.Accountant().compose(p, 2).compose(p, 3).delta(8.0).delta
+    assert d_split == d_one and d_one >= float(_pair_delta_exact(lp, lq, 5, 8.0))
+    assert d_one <= float(_pair_delta_exact(lp, lq, 5, 8.0)) * 1.01
+
+
+def test_composers_merge_a_repeated_view():
+    # The same view listed as 2 and 3 rounds is 5 rounds of it, for every composer.
+    p = sd.Shuffle(sd.RandomizedResponse(2.0, k=3), n=200)
+    vw = sd.bounds.get("fmt23").views(p)
+    assert composers.merge_parts([(vw, 2), (vw, 3)]) == [(vw, 5)]
+    other = sd.bounds.get("fmt20").views(p)
+    assert composers.merge_parts([(vw, 2), (other, 1), (vw, 3)]) == [(vw, 5), (other, 1)]
 
 
 @pytest.mark.slow

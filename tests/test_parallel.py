@@ -55,7 +55,7 @@ def test_blanket_curve_does_not_depend_on_threads(monkeypatch):
     got = {}
     for k in ("1", "4"):
         monkeypatch.setenv("SHUFFLEDP_THREADS", k)
-        blanket._fdp_cached.cache_clear()
+        sd.clear_caches()
         got[k] = blanket._fdp_cached(mech, 20_000, 1.0, 20, 20.0)
     assert np.array_equal(got["1"][0], got["4"][0])
     assert np.array_equal(got["1"][1], got["4"][1])

@@ -14,6 +14,7 @@ from .results import Candidate, RdpCurve, Result
 from .accountant import delta, epsilon, rdp
 from .ledger import Accountant, LedgerResult, to_dp_accounting
 from . import bounds, calibrate
+from ._memo import clear_caches
 
 __version__ = "0.1.0"
 
@@ -23,5 +24,5 @@ __all__ = [
     "Shuffle", "CheckIn", "WithoutReplacement",
     "epsilon", "delta", "rdp", "bounds", "calibrate",
     "Result", "Candidate", "RdpCurve", "NotApplicableError",
-    "Accountant", "LedgerResult", "to_dp_accounting",
+    "Accountant", "LedgerResult", "to_dp_accounting", "clear_caches",
 ]

@@ -716,12 +716,12 @@ def _check_flags(a) -> None:
                          "--noise-multiplier (= 2 * sigma)")
 
 
-def add_cli(sub, protocol_args, num, int_like):
-    """`shuffledp calibrate eps0|sigma|rounds|users ...`"""
+def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec):
+    """`shuffledp calibrate eps0|sigma|rounds|users ...`; ``mechanism_from_spec`` is the
+    CLI's parser of ``ldp`` / ``rr:K`` / ``oue:D`` / ... (passed in: the CLI imports this
+    module, so this module does not import the CLI)."""
     import argparse
     import json
-
-    from .cli import mechanism_from_spec
 
     p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
                        description="Find the parameter that meets a target (epsilon, delta): "

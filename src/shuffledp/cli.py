@@ -382,7 +382,7 @@ def _extra_commands(sub):
     """Sub-commands that live in their own modules (registered when those modules exist)."""
     try:
         from . import calibrate as _cal
-        _cal.add_cli(sub, _protocol_args, _num, _int_like)
+        _cal.add_cli(sub, _protocol_args, _num, _int_like, mechanism_from_spec=mechanism_from_spec)
     except ImportError:
         pass
     for modname in ("report", "figures", "sweep", "ledger_io"):

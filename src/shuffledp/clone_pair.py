@@ -458,8 +458,10 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
         # κ = α − e^ε β itself cancels when ε is near log(α/β): its rounding error is a few
         # ulps of α + e^ε β, not of κ, so charge that too (times Pr[A = m' − 1] ≤ 1).
         pm_best = np.stack([pm2, pm1, pm0])[best, idx]
-        # (With γ given, κ = γ − (e^ε − 1)β is formed from two accurate terms: ~8u of them.)
-        kerr = (8.0 * 2.0 ** -53 * (gamma[live] + em1 * bl) if gamma is not None
+        # With γ given, κ = γ − (e^ε − 1)β is formed from two accurate terms (γ to 2u, the
+        # product to 3u, the difference u|κ|): at most 4u(γ + (e^ε − 1)β) ≤ 4.5e-16 of
+        # them, which is also ≤ the charge on α − e^ε β (γ + (e^ε − 1)β ≤ α + e^ε β).
+        kerr = (4.5e-16 * (gamma[live] + em1 * bl) if gamma is not None
                 else 4.5e-16 * (al + E * bl))
         err[live] = (_TERM_SLACK * (t1[best, idx] + t2[best, idx]) + kerr * pm_best)
     return (val, err) if with_error else val

@@ -62,7 +62,6 @@ in ε, always on the safe side).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -73,12 +72,12 @@ from ._lazy import special  # scipy.special on first use (import time)
 from . import _validate as v
 from .errors import NotApplicableError
 from . import pld_fft as _pf
+from ._memo import memo
 from ._parallel import pmap
 from .numerics import (golden_min, binom_logpmf, binom_window, bisect_certified,
                        log_binom_coef, round_up)
 
 __all__ = [
-    "kov15_hockey",
     "kov15_delta",
     "kov15_epsilon",
     "kov15_points",
@@ -101,7 +100,7 @@ __all__ = [
 _WINDOW_SDS = 40.0   # binomial mass outside the window is < e^-800: the tail term is 1e-300
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _rr_weights(eps1: float, k: int):
     """Window of the flip count j ~ Bin(k, e^-eps1/(1+e^-eps1)) and its log weights.
 
@@ -170,13 +169,6 @@ def _check_kov_args(eps1, delta1, k):
     return eps1, delta1, k
 
 
-def kov15_hockey(eps1: float, rounds: int, eps: float) -> float:
-    """H_k(ε) of the k-fold binary randomized-response(ε1) pair (δ1 = 0), rounded up."""
-    eps1, _, k = _check_kov_args(eps1, 0.0, rounds)
-    eps = v.real("epsilon", eps, lo=0.0)
-    return _hockey_rr(eps1, k, eps)
-
-
 def _kov_delta(eps1: float, delta1: float, k: int, eps: float) -> float:
     h = _hockey_rr(eps1, k, eps)
     if h >= 1.0:
@@ -196,7 +188,7 @@ def kov15_delta(eps_round: float, delta_round: float, rounds: int, epsilon: floa
     return _kov_delta(eps1, delta1, k, eps)
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _rr_prefix(eps1: float, k: int):
     """Breakpoints and prefix sums of H_k on its window (``_kov_steer``), cached with the
     weights: tops[j] = (k − 2j)·ε1 (term j is live below it), A[j] = Σ_{i≤j} w_i and
@@ -538,7 +530,7 @@ PLD_ABS_SLACK = 1e-12
 _TAIL_TRUNCATION = 1e-15
 
 
-@functools.lru_cache(maxsize=1)
+@memo(maxsize=1)
 def pld_unavailable_reason() -> str | None:
     """None when dp_accounting's PLD module imports, else why not (cached)."""
     try:
@@ -645,6 +637,51 @@ def _both_directions(lp, lq, extra, discretization, compose, symmetric: bool = F
     return max(r[0] for r in res), [r[1] for r in res]
 
 
+#: The ledger's common PLD grid (``composers.pld.MULTI_DISCRETIZATION``), the finest step
+#: the one-entry route refines to.
+LEDGER_GRID = 2e-4
+#: The one-entry route also composes on a finer grid when its own step (``pld_fft.auto_step``,
+#: the loss's standard deviation over ``pld_fft.NU``) is at least this coarse in ε per round.
+COARSE_STEP = 1e-2
+#: ... as long as the finer grid's FFT stays within this length (tens of milliseconds) and
+#: the step gets at least ``_FINER_RATIO`` times smaller.
+FINER_MAX_FFT = 1 << 15
+_FINER_RATIO = 4.0
+
+
+def _finer_step(lp, lq, rounds: int, symmetric: bool) -> float | None:
+    """A second grid step for the one-entry PLD route, or None when the default suffices.
+
+    The default step is relative (the loss's standard deviation over ``pld_fft.NU``). For a
+    weakly amplified round — a pair with few atoms and a wide loss (n of a few users, large
+    ε0) — it is coarse in absolute terms, and at small δ the answer rests on the top of the
+    T-fold support, which the spread onto that grid moves by up to a step per round: with
+    RandomizedResponse(2.0), n = 3, WithoutReplacement(2), δ = 1e-6, T = 5 the default grid
+    (0.033) gives ε = 8.0926, a grid of 6e-4 gives 8.0673. A ledger composing the same pair
+    on its common grid (``LEDGER_GRID``) found the smaller value, so the same rounds got a
+    different answer by how they were entered (issue 28). Here the finer grid is the ledger's
+    where one FFT of ``FINER_MAX_FFT`` points covers it, else the finest that does.
+    """
+    steps = []
+    for a, b in ((lp, lq),) if symmetric else ((lp, lq), (lq, lp)):
+        mom = _pf.loss_moments(a, b)
+        if mom is None:
+            return None
+        auto = _pf.auto_step(a, b)
+        if auto < COARSE_STEP:
+            return None
+        d = LEDGER_GRID
+        # The FFT length grows like 1/d: coarsen until it fits.
+        while _pf.fft_length_estimate(mom, rounds, d) > FINER_MAX_FFT:
+            d *= 1.25
+            if d * _FINER_RATIO > auto:
+                return None
+        if d * _FINER_RATIO > auto:
+            return None
+        steps.append(d)
+    return max(steps)
+
+
 def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0, *,
               discretization: float | None = None,
               symmetric: bool = False) -> tuple[float, dict]:
@@ -661,11 +698,23 @@ def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0,
     it is charged as infinite privacy loss in every round, so it adds at most
     1 − (1 − extra_delta)^rounds to δ. Losses are rounded up to the grid; the T-fold law
     is computed by ``pld_fft`` (one tilted FFT power, every error bounded). numpy only.
-    Returns (δ, details).
+    Without ``discretization``, a coarse default grid is complemented by a finer one
+    (``_finer_step``) and the smaller certified value kept. Returns (δ, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
+    val, det = _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric)
+    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
+    if fine is not None and val > 0.0:
+        v2, det2 = _pld_delta_at(lp, lq, rounds, eps, extra, fine, symmetric)
+        det2["default_grid_value"] = val
+        if v2 < val:
+            val, det = v2, det2
+    return val, det
+
+
+def _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric):
     d, outs = _both_directions(lp, lq, extra, discretization,
                                lambda lat: _pf.composed_delta(lat, rounds, eps), symmetric)
     val = min(1.0, float(round_up(max(o[0] for o in outs))))
@@ -680,11 +729,24 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
     """Certified ε at total δ for ``rounds`` rounds of the dominating pair (P, Q).
 
     See ``pld_delta`` (and its ``symmetric``): the larger of the two directions' smallest certified ε with
-    δ(ε) ≤ δ; inf when the infinite-loss mass alone exceeds δ. Returns (ε, details).
+    δ(ε) ≤ δ; inf when the infinite-loss mass alone exceeds δ. Without ``discretization``,
+    a coarse default grid is complemented by a finer one (``_finer_step``) and the smaller
+    certified value kept. Returns (ε, details).
     """
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
+    eps, det = _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric)
+    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
+    if fine is not None and math.isfinite(eps) and eps > 0.0:
+        e2, det2 = _pld_epsilon_at(lp, lq, rounds, delta, extra, fine, symmetric)
+        det2["default_grid_value"] = eps
+        if e2 < eps:
+            eps, det = e2, det2
+    return eps, det
+
+
+def _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric):
     d, outs = _both_directions(lp, lq, extra, discretization,
                                lambda lat: _pf.composed_epsilon(lat, rounds, delta), symmetric)
     det = {"discretization": d, "variance_added_per_round": d * d / 4.0,

@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
+from ._memo import register
 from .numerics import BDTR_MAX_N, binom_cdf_bounds
 
 __all__ = ["homogeneous_log_em1", "homogeneous_rdp", "HomogeneousKernel",
@@ -353,7 +354,7 @@ def mixture_log_em1(q: float, log_em1_base: np.ndarray, orders) -> np.ndarray:
     return _lse_rows(m)
 
 
-_KERNELS: dict = {}
+_KERNELS: dict = register("shuffledp.gaussian_rdp._KERNELS", {})
 
 
 def kernel(n: int, sigma: float) -> HomogeneousKernel:

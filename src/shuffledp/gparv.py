@@ -54,9 +54,6 @@ class BlanketPair:
         """Largest |log(A/B)| over the atoms: the pair's privacy loss lies within it."""
         return float(np.max(np.abs(np.log(self.a) - np.log(self.b)))) if self.a.size else 0.0
 
-    def swapped(self) -> "BlanketPair":
-        return BlanketPair(self.label + " (swapped)", self.b, self.a, self.w, self.w0)
-
 
 def _pair(label, rows, w0):
     a = np.array([r[0] for r in rows], dtype=float)

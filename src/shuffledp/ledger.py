@@ -23,8 +23,10 @@ bounds only (estimates and lower bounds never enter):
   replace-one. The grid is common to all entries.
 
 A one-entry ledger of a shuffled protocol is exactly ``sd.epsilon(proto, delta, rounds)``
-(the same candidate loop). All entries are analysed under one neighbouring relation:
-replacement of one individual's record (``central.RELATION``).
+(the same candidate loop). Entries with identical items are merged first (their rounds
+summed), so the same rounds get the same answer however they were entered. All entries
+are analysed under one neighbouring relation: replacement of one individual's record
+(``central.RELATION``).
 """
 
 from __future__ import annotations
@@ -39,13 +41,19 @@ import numpy as np
 
 from . import _validate as v
 from . import composers as _composers
-from .central import RELATION, EventViews, describe_event, flatten_event
+from .central import (RELATION, EventViews, describe_event, event_from_dict, event_to_dict,
+                      flatten_event)
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .results import RdpCurve, _jsonable
+from .spec import proto_from_dict, proto_to_dict
 from .views import RdpView
 
 __all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
+
+#: The ledger-file format (``to_dict`` / ``from_dict``; files: ``shuffledp.ledger_io``).
+LEDGER_FORMAT = "shuffledp-ledger"
+LEDGER_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -315,16 +323,37 @@ class Accountant:
         if not self._entries:
             raise ValueError("the ledger is empty: call compose(protocol_or_event, rounds) first")
 
+    def _merged(self) -> list[tuple[Entry, tuple]]:
+        """The entries with identical items merged: [(entry, the entries it stands for)].
+
+        T1 + T2 adaptive rounds of one protocol (or one central event) are T1 + T2 rounds of
+        it, whichever way they were entered; composing them as separate entries
+        (heterogeneous composition, a common PLD grid) could only change the answer by how
+        they were entered. Items are identical when their records are equal; the merged
+        entries keep the order of first appearance and the first entry's label.
+        """
+        groups: list[list[Entry]] = []
+        for e in self._entries:
+            for g in groups:
+                if _same_item(g[0].item, e.item):
+                    g.append(e)
+                    break
+            else:
+                groups.append([e])
+        return [(g[0] if len(g) == 1 else Entry(g[0].item, sum(m.rounds for m in g), g[0].label),
+                 tuple(g)) for g in groups]
+
     def _ask(self, question, x):
         self._need_entries()
-        if len(self._entries) == 1 and self._entries[0].is_shuffle:
-            return self._one_shuffle(question, x)
+        merged = self._merged()
+        if len(merged) == 1 and merged[0][0].is_shuffle:
+            return self._one_shuffle(question, x, *merged[0])
         R = sum(e.rounds for e in self._entries)
         dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
         views = []
-        for e in self._entries:
+        for e, _ in merged:
             views.append(_ShuffleEntryViews(e.item, dref) if e.is_shuffle else _EventEntryViews(e.item))
-        parts = [(vw, e.rounds) for vw, e in zip(views, self._entries)]
+        parts = [(vw, e.rounds) for vw, (e, _) in zip(views, merged)]
         rows, outs = [], []
         order = sorted(_composers.all_composers(), key=lambda c: type(c).floor is not _composers.Composer.floor)
         for c in order:
@@ -361,18 +390,19 @@ class Accountant:
         best = min(outs, key=lambda o: o.value)
         shares = best.details.get("shares") or [None] * len(parts)
         order = best.details.get("order") if best.composition == "rdp" else None
-        ents = tuple(EntryShare(e.label, e.rounds, vw.bound_for(best.composition, order), s,
+        # One line per entry as composed; a merged entry's share is split by rounds.
+        ents = tuple(EntryShare(m.label, m.rounds, vw.bound_for(best.composition, order),
+                                _split_share(s, m.rounds, e.rounds),
                                 vw.valid_for_used(best.composition, order))
-                     for e, vw, s in zip(self._entries, views, shares))
+                     for (e, members), vw, s in zip(merged, views, shares) for m in members)
         valid = " AND ".join(dict.fromkeys(en.valid_for for en in ents))
         eps, dlt = (best.value, x) if question == "epsilon" else (x, best.value)
         return LedgerResult(question, eps, dlt, best.composition, "upper", valid, RELATION,
                             ents, tuple(rows), best.details.get("share_basis", ""),
                             dict(best.details))
 
-    def _one_shuffle(self, question, x):
+    def _one_shuffle(self, question, x, e, members):
         from . import accountant as _acc
-        e = self._entries[0]
         if self.answer_only:
             r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True)
         else:
@@ -381,9 +411,12 @@ class Accountant:
         val = r.epsilon if question == "epsilon" else r.delta
         routes = (ch.details.get("routes") if ch else None) or {r.composition: val}
         rows = tuple((n, float(val), None, 0.0) for n, val in routes.items())
-        ent = (EntryShare(e.label, e.rounds, r.bound, 1.0, r.valid_for),)
+        ent = tuple(EntryShare(m.label, m.rounds, r.bound, m.rounds / e.rounds, r.valid_for)
+                    for m in members)
         return LedgerResult(question, r.epsilon, r.delta, r.composition, r.kind, r.valid_for,
-                            RELATION, ent, rows, "the only entry",
+                            RELATION, ent, rows,
+                            "the only entry" if len(members) == 1 else
+                            "rounds (identical entries merged into one)",
                             {"result": r, "candidates": r.candidates})
 
     def rdp(self, orders) -> RdpCurve:
@@ -420,7 +453,7 @@ class Accountant:
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
         parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R)) if e.is_shuffle
-                   else _EventEntryViews(e.item)), e.rounds) for e in self._entries]
+                   else _EventEntryViews(e.item)), e.rounds) for e, _ in self._merged()]
         for vw, _ in parts:
             if vw.pld is None:
                 raise NotApplicableError(f"{vw.bound_for('pld')}: no dominating pair (PLD view)")
@@ -429,13 +462,43 @@ class Accountant:
 
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        from .ledger_io import ledger_to_dict
-        return ledger_to_dict(self)
+        """The ledger as plain data (the ledger-file format, ``docs/ledger.md``)."""
+        out = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION, "relation": "replace-one",
+               "entries": []}
+        if self.pld_discretization is not None:
+            out["pld_discretization"] = self.pld_discretization
+        for e in self._entries:
+            row = {"rounds": e.rounds, "label": e.label}
+            if e.is_shuffle:
+                row["shuffle"] = proto_to_dict(e.item)
+            else:
+                row["central"] = event_to_dict(e.item)
+            out["entries"].append(row)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Accountant":
-        from .ledger_io import ledger_from_dict
-        return ledger_from_dict(d)
+        """A ledger from ``to_dict``'s data (or a parsed ledger file)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a ledger must be a table/object; got {type(d).__name__}")
+        if d.get("format", LEDGER_FORMAT) != LEDGER_FORMAT:
+            raise ValueError(f"format must be {LEDGER_FORMAT!r}; got {d.get('format')!r}")
+        if int(d.get("version", LEDGER_VERSION)) != LEDGER_VERSION:
+            raise ValueError(f"version must be {LEDGER_VERSION}; got {d.get('version')!r}")
+        rel = d.get("relation", "replace-one")
+        if rel != "replace-one":
+            raise ValueError(f"relation must be 'replace-one' (the only one supported); got {rel!r}")
+        entries = d.get("entries")
+        if not isinstance(entries, list) or not entries:
+            raise ValueError("entries must be a non-empty list of tables with 'rounds' and "
+                             "either 'shuffle' or 'central'")
+        acc = cls(pld_discretization=d.get("pld_discretization"))
+        for i, row in enumerate(entries):
+            if not isinstance(row, dict) or ("shuffle" in row) == ("central" in row):
+                raise ValueError(f"entries[{i}] must have exactly one of 'shuffle' or 'central'; got {row!r}")
+            item = proto_from_dict(row["shuffle"]) if "shuffle" in row else event_from_dict(row["central"])
+            acc.compose(item, row.get("rounds", 1), label=row.get("label"))
+        return acc
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -446,6 +509,20 @@ class Accountant:
     def __repr__(self):
         return f"Accountant({len(self._entries)} entries: " + "; ".join(
             e.describe() for e in self._entries) + ")"
+
+
+def _same_item(a, b) -> bool:
+    """Equal records of the same type (protocols, dp_accounting events)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):       # a record holding arrays: not merged (always safe)
+        return False
+
+
+def _split_share(share, rounds: int, total: int):
+    return None if share is None else share * rounds / total
 
 
 def _valid_for_static(e: Entry) -> str:

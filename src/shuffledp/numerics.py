@@ -27,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
+from ._memo import register
 
 __all__ = [
     "REL_SLACK",
@@ -743,7 +744,7 @@ def _even_partition_counts(kmax: int):
     return e
 
 
-_EVEN_PARTITIONS: dict = {}
+_EVEN_PARTITIONS: dict = register("shuffledp.numerics._EVEN_PARTITIONS", {})
 
 
 def rademacher_log_moments(s, kmax: int) -> np.ndarray:

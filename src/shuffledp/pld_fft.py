@@ -42,7 +42,7 @@ import numpy as np
 from .numerics import circular_run, falling_root_certified, fft_power, next_fast_len, round_up
 
 __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delta",
-           "composed_epsilon", "MAX_FFT"]
+           "composed_epsilon", "fft_length_estimate", "MAX_FFT"]
 
 _U = 2.0 ** -53
 #: Losses below this are rounded up to it (safe: P-mass at loss L is ≤ e^L).
@@ -335,6 +335,14 @@ def _est_len(K: int, T: int, sd_t: float, sds: float) -> int:
     win = 2 * int(sds * math.sqrt(T) * sd_t + 8.0) + 3
     full = T * (K - 1) + 1
     return full if full <= max(1 << 18, 2 * win) else win
+
+
+def fft_length_estimate(moments, T: int, d: float) -> int:
+    """About the FFT length composing T rounds of a loss with ``moments`` (``loss_moments``:
+    mean, variance, span) on the grid d needs (``_est_len`` with the untilted spread); sizes
+    grids before a lattice is built."""
+    _, var, span = moments
+    return _est_len(int(span / d) + 2, T, math.sqrt(var) / d, _SDS)
 
 
 class _Tilt:

@@ -234,26 +234,21 @@ class Bound:
     def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):
             return self._pld_route(proto, rounds, delta, "epsilon")
-        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta)
+        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta,
+                                             beat=_BEAT.get())
 
-    # Helpers kept for bounds written against the earlier route methods (same behaviour,
-    # now through the composers).
-    def _rdp_kind(self) -> str:
-        return "upper" if self.kind == "upper" else "estimate"
-
+    # Kept for bounds written against the earlier route methods (same behaviour, now
+    # through the composers).
     def _pld_route(self, proto, rounds, x, question):
         c = _composers.get("pld")
         parts = [(self.views(proto), rounds)]
         return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
 
-    def _kov15_eps_max(self, proto) -> float:
-        from ..composers.kov15 import _eps_max
-        return _eps_max(self.views(proto).dp)
-
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):
             return self._pld_route(proto, rounds, eps, "delta")
-        return _composers.get(route).delta([(self.views(proto), rounds)], eps)
+        return _composers.get(route).delta([(self.views(proto), rounds)], eps,
+                                           beat=_BEAT.get())
 
     def _pick(self, outcomes: list[Outcome]) -> Outcome:
         """The tightest outcome of the bound's own kind; estimates only if nothing else."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-__all__ = ["Composer", "register", "get", "all_composers", "ids"]
+__all__ = ["Composer", "register", "get", "all_composers", "ids", "merge_parts"]
 
 
 class Composer:
@@ -26,6 +26,22 @@ class Composer:
         """A cheap value this composer's answer cannot go below (None: unknown). A costly
         composer offering one is tried last and skipped when its floor cannot win."""
         return None
+
+
+def merge_parts(parts) -> list:
+    """``parts`` with every repeated view (the same object) merged into one part of the
+    summed count, in order of first appearance. T1 + T2 rounds of one view are T1 + T2
+    rounds of it: every composer merges first, so that the answer never depends on how the
+    rounds were listed (the ledger merges equal protocols before building views)."""
+    out: list = []
+    for v, c in parts:
+        for i, (w, k) in enumerate(out):
+            if w is v:
+                out[i] = (w, k + c)
+                break
+        else:
+            out.append((v, c))
+    return out
 
 
 _REGISTRY: dict[str, Composer] = {}

@@ -23,9 +23,9 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import composition as _comp
 from ..errors import NotApplicableError
-from ..numerics import bisect_certified, golden_min, round_up
+from ..numerics import bisect_certified, falling_root_certified, golden_min, round_up
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 
 def _details(best, results) -> dict:
@@ -146,6 +146,10 @@ def hetero_delta(parts, epsilon: float, refine: int = 10) -> Outcome:
         x, v2 = golden_min(total, bx - 1.0, min(bx + 1.0, -1e-9), refine)
         if v2 < best:
             best, bx = v2, x
+    if math.isfinite(bx) and best < 1.0:
+        x = _basic_corner(parts, epsilon, cache, bx)
+        if x is not None and total(x) < best:
+            best, bx = total(x), x
     d1 = 0.0 if bx == -math.inf else 10.0 ** bx
     es = cache[d1][1] or []
     tot = sum(e * c for e, (_, c) in zip(es, parts)) or 1.0
@@ -155,12 +159,39 @@ def hetero_delta(parts, epsilon: float, refine: int = 10) -> Outcome:
                     "share_basis": "sum of per-round epsilons"})
 
 
+def _basic_corner(parts, epsilon, cache, bx):
+    """The smallest log10 δ1 at or below ``bx`` with Σ count_ℓ ε_ℓ(δ1) ≤ ε, when ``bx`` is
+    there (δ̃ = 0: basic composition); else None.
+
+    At that δ1 the total δ jumps: below it Σε_ℓ > ε and δ̃ must pay for the gap through the
+    square-root terms (δ̃ near 1/2 in the contract's mixed example), above it δ = 1 −
+    (1 − δ1)^R grows. The golden search only creeps up to a jump (1 % short after its
+    steps), so δ(ε(δ)) could exceed δ where the ε question had found the corner; the corner
+    is found here by a certified regula falsi on the smooth Σε_ℓ(δ1)."""
+    def sum_at(x):
+        es = cache[10.0 ** x][1] if 10.0 ** x in cache else None
+        if es is None:
+            es = [float(v.dp.epsilon_of(10.0 ** x)) for v, _ in parts]
+        return hetero_closed([(e, c) for e, (_, c) in zip(es, parts)], 0.0) - epsilon
+
+    top = cache.get(10.0 ** bx)
+    if top is None or top[1] is None or sum_at(bx) > 0.0:
+        return None
+    below = [math.log10(d1) for d1, (_, es) in cache.items()
+             if 0.0 < d1 < 10.0 ** bx and es is not None and all(math.isfinite(e) for e in es)
+             and hetero_closed([(e, c) for e, (_, c) in zip(es, parts)], 0.0) > epsilon]
+    if not below:
+        return None
+    return falling_root_certified(sum_at, max(below), bx, xtol=1e-12, rtol=1e-12)
+
+
 @register
 class Kov15Composer(Composer):
     name = "kov15"
     reference = "Kairouz, Oh, Viswanath 2015 (arXiv:1311.0776v4), Thms 3.3-3.5"
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if any(v.kind != "upper" for v, _ in parts):
             return "composition theorems give upper bounds only"
         if any(v.dp is None for v, _ in parts):
@@ -170,6 +201,7 @@ class Kov15Composer(Composer):
         return None
 
     def floor(self, parts, x, question):
+        parts = merge_parts(parts)
         # Each round's ε at the whole δ (no δ left per round, ε_ℓ can only be larger) and
         # δ̃ = δ (the statement only gets worse with less): Thm 3.5 is monotone in both.
         if question != "epsilon" or len(parts) == 1:
@@ -177,6 +209,7 @@ class Kov15Composer(Composer):
         return hetero_closed([(float(v.dp.epsilon_of(x)), c) for v, c in parts], x)
 
     def epsilon(self, parts, delta, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1:
             v, c = parts[0]
             best, results = _comp.compose_epsilon(v.dp.epsilon_of, c, delta,
@@ -185,6 +218,7 @@ class Kov15Composer(Composer):
         return hetero_epsilon(parts, delta)
 
     def delta(self, parts, epsilon, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1:
             v, c = parts[0]
             best, results = _comp.compose_delta(v.dp.delta_of, c, epsilon,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 
 @register
@@ -12,6 +12,7 @@ class NoComposition(Composer):
     reference = "single round: no composition"
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if len(parts) != 1 or parts[0][1] != 1:
             return "only one round of one entry"
         if parts[0][0].dp is None:
@@ -19,9 +20,11 @@ class NoComposition(Composer):
         return None
 
     def epsilon(self, parts, delta, **opts):
+        parts = merge_parts(parts)
         v = parts[0][0]
         return Outcome(float(v.dp.epsilon_of(delta)), v.kind, self.name)
 
     def delta(self, parts, epsilon, **opts):
+        parts = merge_parts(parts)
         v = parts[0][0]
         return Outcome(float(v.dp.delta_of(epsilon)), v.kind, self.name)

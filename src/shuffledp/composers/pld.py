@@ -22,7 +22,7 @@ import numpy as np
 from .. import composition as _comp
 from ..numerics import bisect_certified, round_up
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 #: Grid of the PLD when several entries are convolved (their grids must agree).
 MULTI_DISCRETIZATION = 2e-4
@@ -108,6 +108,7 @@ class PldComposer(Composer):
     reference = "Koskela et al. 2020 (arXiv:1906.03049); Doroshenko et al. 2022 (arXiv:2207.04380)"
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if any(v.pld is None for v, _ in parts):
             return "needs a dominating pair (PLD view) of every entry"
         if len(parts) == 1:
@@ -139,6 +140,7 @@ class PldComposer(Composer):
         return Outcome(float(val), v.kind, self.name, det)
 
     def epsilon(self, parts, delta, *, discretization=None, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1 and discretization is None:
             o = self._single(parts, delta, "epsilon")
             if o is not None:
@@ -149,6 +151,7 @@ class PldComposer(Composer):
         return Outcome(val, "upper", self.name, _share_details(d, shares, sum(c for _, c in parts)))
 
     def delta(self, parts, epsilon, *, discretization=None, **opts):
+        parts = merge_parts(parts)
         if len(parts) == 1 and discretization is None:
             o = self._single(parts, epsilon, "delta")
             if o is not None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import conversions as _rdp
 from ..views import Outcome
-from ._registry import Composer, register
+from ._registry import Composer, merge_parts, register
 
 _GRID_RANK = {"dense": 0, "coarse": 1, "sparse": 2}
 
@@ -48,15 +48,6 @@ def _details(parts, conv):
     return det
 
 
-def _beat(parts):
-    """The value this route must beat to matter (set by ``Bound._run`` for one entry); the
-    order search then skips orders whose conversion term alone is above it."""
-    if len(parts) != 1:
-        return None
-    from ..bounds.base import _BEAT   # read at call time: bounds import composers
-    return _BEAT.get()
-
-
 @register
 class RdpComposer(Composer):
     name = "rdp"
@@ -64,6 +55,7 @@ class RdpComposer(Composer):
                  "Steinke 2020 (arXiv:2004.00010) Prop. 12")
 
     def accepts(self, parts):
+        parts = merge_parts(parts)
         if any(v.rdp is None for v, _ in parts):
             return "needs an RDP view of every entry"
         if len(parts) > 1 and any(v.kind != "upper" for v, _ in parts):
@@ -73,12 +65,18 @@ class RdpComposer(Composer):
             return "an exact single-round lower view exists (a converted lower RDP curve is only an estimate)"
         return None
 
-    def epsilon(self, parts, delta, **opts):
+    # ``beat``: the value this answer must beat to matter (one entry, from the bound's
+    # search); the order search then skips orders whose conversion term alone is above it.
+    def epsilon(self, parts, delta, *, beat=None, **opts):
+        parts = merge_parts(parts)
         fn, rounds, top, grid, kind = _setup(parts)
-        c = _rdp.search_epsilon(fn, delta, rounds, max_order=top, coarse=grid, beat=_beat(parts))
+        c = _rdp.search_epsilon(fn, delta, rounds, max_order=top, coarse=grid,
+                                beat=beat if len(parts) == 1 else None)
         return Outcome(c.value, kind, self.name, _details(parts, c))
 
-    def delta(self, parts, epsilon, **opts):
+    def delta(self, parts, epsilon, *, beat=None, **opts):
+        parts = merge_parts(parts)
         fn, rounds, top, grid, kind = _setup(parts)
-        c = _rdp.search_delta(fn, epsilon, rounds, max_order=top, coarse=grid, beat=_beat(parts))
+        c = _rdp.search_delta(fn, epsilon, rounds, max_order=top, coarse=grid,
+                              beat=beat if len(parts) == 1 else None)
         return Outcome(c.value, kind, self.name, _details(parts, c))
