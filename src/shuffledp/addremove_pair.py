@@ -42,12 +42,12 @@ masses multiplied by 1 + ``_MASS_SLACK``.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._memo import memo
 from .numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_root_certified,
                        hockey_stick, round_up)
 
@@ -169,7 +169,7 @@ def _blocks(hp: AddRemovePair, budget: int):
     return out, ktail
 
 
-@functools.lru_cache(maxsize=4)
+@memo(maxsize=4)
 def ar_atoms(hp: AddRemovePair, budget: int = ATOM_BUDGET):
     """(log P̃, log Q̃, tail): a finite dominating pair (blocks of K, windows of C); the
     tail (mass left out, under P̃ and under Q̃ alike) is charged at infinite loss."""
