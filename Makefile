@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 comma  := ,
-EXTRAS ?= dev,plots,sweep,pld,progress,fl,opacus
+EXTRAS ?= dev,docs,plots,sweep,pld,progress,fl,opacus
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: run test install bench clean
+.PHONY: run test install bench clean docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests -n 2
 
+# The documentation site (MkDocs + Material + mkdocstrings) in ./site; warnings are errors.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) report .pytest_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) report site dist .pytest_cache .mypy_cache .hypothesis build src/*.egg-info

@@ -1,7 +1,8 @@
 """Must-show for the ledger: the README's mixed budget at δ = 1e-6, timed, with breakdown.
 
 Usage: python benchmarks/mustshow_ledger.py
-(also: shuffledp compose examples/budget.toml — the same budget from a TOML file)
+(also: shuffledp example budget > budget.toml && shuffledp compose budget.toml — the same
+budget from a TOML file)
 """
 
 import time

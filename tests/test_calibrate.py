@@ -51,6 +51,27 @@ def test_calibration_reports_bound_and_runner_up():
     assert "alone would allow eps0 = " in str(c)
 
 
+def test_runner_up_is_the_best_single_bound_not_the_second_epsilon_at_the_answer():
+    # At the calibrated eps0 (about 7.07, fmt20) the trivial bound eps = eps0 has the
+    # second-smallest epsilon, but alone it allows only eps0 = 1; the runner-up must be the
+    # bound that alone allows the most.
+    c = sd.calibrate.eps0(n=100_000, epsilon=1.0, delta=1e-6)
+    assert c.bound == "fmt20" and c.runner_up not in (None, "trivial", "fmt20")
+    assert 1.0 < c.runner_up_value < c.value
+    proto = sd.Shuffle(sd.LDP(c.runner_up_value), 100_000)
+    assert sd.epsilon(proto, 1e-6, bound=c.runner_up).epsilon <= 1.0
+    # every other default upper bound, alone, misses the target at that eps0
+    others = [b.id for b in sd.bounds.all_bounds() if b.kind == "upper" and b.default
+              and b.id not in (c.bound, c.runner_up)]
+    for other in others:
+        try:
+            e = sd.epsilon(proto, 1e-6, bound=other).epsilon
+        except (sd.NotApplicableError, ValueError):
+            continue
+        assert e > 1.0, other
+    assert "alone would allow eps0 = 5.6" in str(c)
+
+
 def test_calibration_behaves_like_its_number():
     c = sd.calibrate.users(sd.LDP(2.0), epsilon=0.5, delta=1e-6)
     assert float(c) == c.value and int(float(c)) == c.value

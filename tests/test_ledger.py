@@ -401,7 +401,8 @@ def test_readme_mixed_budget_and_the_same_from_toml(capsys):
     capsys.readouterr()
     assert r.kind == "upper" and len(r.entries) == 3 and r.rounds == 1082
     assert [e.bound.split()[0] for e in r.entries][0] in ("blanket", "fmt23", "fmt20", "girgis-ub1")
-    assert main(["compose", str(root / "examples" / "budget.toml"), "--json"]) == 0
+    budget = root / "src" / "shuffledp" / "examples" / "budget.toml"
+    assert main(["compose", str(budget), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon"] == r.epsilon and [e["rounds"] for e in out["entries"]] == [30, 52, 1000]
 

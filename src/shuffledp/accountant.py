@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from .protocols import Shuffle
 from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
 from .relations import relation as _relation
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["epsilon", "delta", "rdp", "applicable"]
 
@@ -275,29 +279,50 @@ def _notes(bounds, rounds, composition) -> tuple:
             "bounds over several rounds are often tighter",)
 
 
-def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False,
-            relation=REPLACE_ONE) -> Result:
+def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None = None,
+            composition: str | None = None, lower: bool = False,
+            relation: object = REPLACE_ONE) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
+
+    Neighbouring datasets differ in one user's input (replacement) unless ``relation``
+    says otherwise; ε is in nats (the natural-log ε of differential privacy). The bounds tried and what each assumes:
+    ``docs/bounds.md``.
 
     Parameters
     ----------
     proto : Shuffle
-    delta : float in (0, 1)
-    rounds : int ≥ 1
-    bound : str, optional — one bound id (see ``shuffledp.bounds.ids()``); default: all.
-    composition : {"rdp", "kov15", "pld", "none"}, optional — default: the tightest.
-    lower : bool — also compute the lower bounds, estimates and comparison-only bounds
-        (default False: only the bounds that can be the answer; the others are listed
-        as not computed). Candidates that provably cannot beat the best answer found so
-        far are skipped either way, with the reason ("skipped: cannot beat X").
-    relation : {"replace_one", "add_or_remove_one"} or dp_accounting's
-        ``NeighboringRelation`` member — the neighbouring relation (docs/relations.md).
-        Default replace-one. Under add/remove only bounds derived for it answer, and a
+        One round: the randomizer, the number of users n and the sampling.
+    delta : float
+        The δ of the guarantee, in (0, 1).
+    rounds : int
+        Number of adaptive rounds T ≥ 1 (default 1).
+    bound : str, optional
+        Only this bound (an id of ``shuffledp.bounds.ids()``); default: every bound that
+        applies.
+    composition : str, optional
+        How rounds are composed: "rdp", "kov15", "pld" or "none"; default: the tightest.
+    lower : bool
+        Also compute the lower bounds, estimates and comparison-only bounds (default
+        False: only the bounds that can be the answer; the others are listed as not
+        computed). Candidates that provably cannot beat the best answer found so far are
+        skipped either way, with the reason ("skipped: cannot beat X").
+    relation : str or dp_accounting ``NeighboringRelation``
+        The neighbouring relation: "replace_one" (default) or "add_or_remove_one"
+        (docs/relations.md). Under add/remove only bounds derived for it answer, and a
         protocol in which every user reports is refused (no finite guarantee).
 
     Returns
     -------
-    Result with ``epsilon``, ``bound``, ``kind``, ``valid_for`` and every ``candidates``.
+    Result
+        ``float(r)`` is ε; ``r.bound``, ``r.kind`` (always "upper" for the answer),
+        ``r.valid_for`` and every ``r.candidates``.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=10_000), delta=1e-6, rounds=10)
+    >>> f"{r:.4f}", r.kind
+    ('0.1819', 'upper')
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
@@ -305,12 +330,42 @@ def epsilon(proto, delta, rounds=1, *, bound=None, composition=None, lower=False
                 relation=relation)
 
 
-def delta(proto, epsilon, rounds=1, *, bound=None, composition=None, lower=False,
-          relation=REPLACE_ONE) -> Result:
+def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None = None,
+          composition: str | None = None, lower: bool = False,
+          relation: object = REPLACE_ONE) -> Result:
     """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
 
-    ``lower=True`` also computes lower bounds, estimates and comparison-only bounds.
-    ``relation``: the neighbouring relation, as in ``epsilon``.
+    The inverse question of ``sd.epsilon``, same relations and bounds.
+
+    Parameters
+    ----------
+    proto : Shuffle
+        One round: the randomizer, the number of users n and the sampling.
+    epsilon : float
+        The ε of the guarantee, ≥ 0 (natural log).
+    rounds : int
+        Number of adaptive rounds T ≥ 1 (default 1).
+    bound : str, optional
+        Only this bound (an id of ``shuffledp.bounds.ids()``); default: every bound that
+        applies.
+    composition : str, optional
+        "rdp", "kov15", "pld" or "none"; default: the tightest.
+    lower : bool
+        Also compute lower bounds, estimates and comparison-only bounds (default False).
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one", as in ``sd.epsilon``.
+
+    Returns
+    -------
+    Result
+        ``float(r)`` is δ; the other fields as for ``sd.epsilon``.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> r = sd.delta(sd.Shuffle(sd.LDP(1.0), n=10_000), epsilon=0.5, rounds=10)
+    >>> f"{r:.3g}", r.bound
+    ('9.34e-27', 'fmt20')
     """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
@@ -324,12 +379,40 @@ def _flag(lower) -> bool:
     return bool(lower)
 
 
-def rdp(proto, orders, *, rounds=1, bound=None, relation=REPLACE_ONE) -> RdpCurve:
+def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
+        bound: str | None = None, relation: object = REPLACE_ONE) -> RdpCurve:
     """RDP curve of ``rounds`` rounds at ``orders`` (each > 1).
 
     With a named bound: that bound's curve. Without: the pointwise minimum over the
     default upper bounds that have an RDP view; ``details['bound_per_order']`` says which.
-    ``relation``: the neighbouring relation, as in ``epsilon``.
+    Replace-one neighbours unless ``relation`` says otherwise (under add/remove a
+    check-in round has infinite Rényi divergence: refused with that reason); values are
+    Rényi divergences D_λ (natural log).
+
+    Parameters
+    ----------
+    proto : Shuffle
+        One round: the randomizer, the number of users n and the sampling.
+    orders : float or sequence of float
+        Rényi orders λ > 1.
+    rounds : int
+        Number of adaptive rounds T ≥ 1 (default 1); RDP adds up over rounds.
+    bound : str, optional
+        Only this bound's curve; default: the pointwise minimum described above.
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one", as in ``sd.epsilon``.
+
+    Returns
+    -------
+    RdpCurve
+        ``curve.values[i]`` bounds D_λ at ``curve.orders[i]``; iterate for pairs.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.rdp(sd.Shuffle(sd.LDP(1.0), n=10_000), [2, 4], rounds=10)
+    >>> [f"{x:.4g}" for x in c.values]
+    ['0.002322', '0.004644']
     """
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
@@ -389,7 +472,7 @@ def rdp(proto, orders, *, rounds=1, bound=None, relation=REPLACE_ONE) -> RdpCurv
     # The pointwise minimum holds only for the randomizers every contributing bound covers:
     # label it with the narrowest class among them (never a broader one).
     narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
-    det = {"bound_per_order": list(who)}
+    det: dict[str, object] = {"bound_per_order": list(who)}
     if skipped:
         det["skipped"] = skipped
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",

@@ -22,11 +22,16 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import _validate as v
 from .accountant import _ask
 from .bounds.base import CannotBeat
+
+if TYPE_CHECKING:
+    from .ledger import Accountant
+    from .mechanisms import Mechanism
+    from .protocols import Sampling, Shuffle
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
@@ -40,8 +45,12 @@ class Calibration(_Number):
     """A calibrated parameter with the guarantee that certifies it.
 
     Behaves like the parameter's number: ``float(c)``, ``f"{c:.3f}"`` and comparisons use
-    ``value``. ``runner_up_value`` is the parameter the next-best bound would allow on its
-    own (``runner_up_epsilon`` its certified ε there), so the two can be compared directly.
+    ``value``. ``runner_up`` is the next-best bound: of the other valid upper bounds for the
+    protocol, the one that *alone* allows the best parameter; ``runner_up_value`` is that
+    parameter (``runner_up_epsilon`` its certified ε there), so the two can be compared
+    directly. (The second-smallest ε at ``value`` would not do: where the winner is far
+    ahead, the trivial bound ε = T·ε0 can be second there while another bound alone
+    allows a much larger ε0.)
     """
 
     parameter: str         # "eps0", "sigma", "rounds" or "users"
@@ -51,7 +60,7 @@ class Calibration(_Number):
     delta: float
     rounds: int
     bound: str             # the bound that achieved it
-    runner_up: str | None  # the next-best upper bound at ``value``
+    runner_up: str | None  # the bound that alone allows the best parameter after ``bound``
     runner_up_epsilon: float | None   # its certified ε at ``runner_up_value``
     protocol: Shuffle
     note: str | None = None  # e.g. the search cap was reached (the value is the cap)
@@ -59,9 +68,11 @@ class Calibration(_Number):
     #: Finds the runner-up's own parameter on first use (a second calibration, as costly as
     #: the first, so it is not paid by callers that only want ``value``).
     _search: Any = field(default=None, compare=False, repr=False)
+    #: The other valid upper bounds at ``value``: the runner-up is searched among them.
+    _rivals: tuple = field(default=(), compare=False, repr=False)
 
     def __getattribute__(self, name):
-        if name in ("runner_up_value", "runner_up_epsilon"):
+        if name in ("runner_up", "runner_up_value", "runner_up_epsilon"):
             object.__getattribute__(self, "_resolve")()
         return object.__getattribute__(self, name)
 
@@ -72,6 +83,7 @@ class Calibration(_Number):
         object.__setattr__(self, "_search", None)
         ru = search()
         if ru is not None:
+            object.__setattr__(self, "runner_up", ru.bound)
             object.__setattr__(self, "runner_up_value", ru.value)
             object.__setattr__(self, "runner_up_epsilon", ru.epsilon)
 
@@ -116,6 +128,30 @@ class Calibration(_Number):
             d["unit"] = ("value: sigma per unit l2 diameter; noise_multiplier: noise "
                          "multiplier for inputs clipped to l2 norm C (= 2 * sigma)")
         return d
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the parameter, the certified ε it gives, the bound and the runner-up."""
+        import html
+
+        from .results import ADJACENCY
+        e = html.escape
+        v = (f"{int(self.value)}" if self.parameter in ("rounds", "users")
+             else f"{self.value:.8g}")
+        rows = [("certified epsilon", f"{self.epsilon:.6g} <= target {self.target:g} at "
+                                      f"delta = {self.delta:g}, rounds = {self.rounds}"),
+                ("certified by", f"'{self.bound}' (upper bound)"),
+                ("protocol", self.protocol.describe())]
+        if self.noise_multiplier is not None and self.parameter != "noise_multiplier":
+            rows.insert(0, ("noise multiplier", f"{self.noise_multiplier:.8g} (inputs clipped "
+                                                "to l2 norm C, noise N(0, z²C²I))"))
+        if self.runner_up:
+            rows.append(("runner-up", self.runner_up_text() or ""))
+        if self.note:
+            rows.append(("note", self.note))
+        body = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(x)}</td></tr>"
+                       for k, x in rows)
+        return (f"<p><b>{e(self.parameter)} = {e(v)}</b></p><table>{body}</table>"
+                f"<p><small>{e(ADJACENCY)}</small></p>")
 
     def runner_up_text(self) -> str | None:
         """'fmt20-closed would allow eps0 = 2.1' (None without a runner-up)."""
@@ -198,27 +234,37 @@ def _finish(param, value, proto, target, delta, T):
     r = _best(proto, delta, T)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
-    ru = ups[1] if len(ups) > 1 else None
+    ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
+    from .accountant import applicable
+    rivals = tuple(b.id for b in applicable(proto)[0]
+                   if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
-                       ru.bound if ru else None, None, proto)
+                       ru.bound if ru else None, None, proto, _rivals=rivals)
 
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
-    """Attach the search for the parameter the runner-up bound alone allows (run lazily)."""
+    """Attach the search for the runner-up (run lazily): each other valid upper bound
+    calibrated alone; the one allowing the best parameter wins."""
     if cal.runner_up is None or _ONLY.get() is not None:
         return cal
+    larger = cal.parameter in ("eps0", "rounds")      # else sigma, users: smaller is better
+    rivals = cal._rivals or (cal.runner_up,)
 
     def search():
-        token = _ONLY.set(cal.runner_up)
-        try:
-            ru = again()
-        except (NotApplicableError, ValueError, ArithmeticError):
-            return None
-        finally:
-            _ONLY.reset(token)
-        if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
-            return None
-        return ru
+        best = None
+        for rival in rivals:
+            token = _ONLY.set(rival)
+            try:
+                ru = again()
+            except (NotApplicableError, ValueError, ArithmeticError):
+                continue
+            finally:
+                _ONLY.reset(token)
+            if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
+                continue
+            if best is None or (ru.value > best.value if larger else ru.value < best.value):
+                best = ru
+        return best
 
     return dataclasses.replace(cal, _search=search)
 
@@ -285,9 +331,11 @@ def _finish_ledger(param, value, acc, target, delta):
                        ru[0] if ru else None, acc)
 
 
-def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False,
-              start=1.0, lo=None, hi=None, growth=2.0, limits=(1e-3, 1e8),
-              tol=1e-5) -> Calibration:
+def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float, *,
+              parameter: str = "x", increasing: bool, discrete: bool = False,
+              start: float = 1.0, lo: float | None = None, hi: float | None = None,
+              growth: float = 2.0, limits: tuple[float, float] = (1e-3, 1e8),
+              tol: float = 1e-5) -> Calibration:
     """The parameter x of ``make(x)`` (a ledger, ``sd.Accountant``) that meets the target.
 
     The shape of dp_accounting's ``calibrate_dp_mechanism``: a family of mechanisms indexed
@@ -343,8 +391,9 @@ def calibrate(make, epsilon, delta, *, parameter="x", increasing, discrete=False
                         "may also meet the target (raise the cap to search further)"))
                 hi = top
                 break
-        val = (_largest_integer(eps_at, target, lo, hi) if discrete else
-               _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
+        # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
+        val = (_largest_integer(eps_at, target, lo, hi)  # type: ignore[arg-type]
+               if discrete else _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
         return _finish_ledger(parameter, val, make(val), target, d)
     if discrete:
         lo = int(lim_lo if lo is None else lo)
@@ -383,7 +432,8 @@ def _one(proto, T):
 _PARAMS = ("eps0", "sigma", "rounds", "n")
 
 
-def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
+def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta: float,
+          **kw: Any) -> Calibration:
     """Calibrate one numeric parameter of entry ``index`` of a ledger, the others fixed.
 
     ``parameter``: "eps0" (LDP / k-RR entries; largest), "sigma" (Gaussian entries, or the
@@ -448,15 +498,46 @@ def entry(ledger, index, parameter, epsilon, delta, **kw) -> Calibration:
 
 
 
-def eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None, tol=1e-5) -> Calibration:
+def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None = None,
+         mechanism: Mechanism | None = None, sampling: Sampling | None = None,
+         tol: float = 1e-5) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
-    ``k=None``: any ε0-LDP randomizer (the bounds proven for all of them); ``k``: k-ary
-    randomized response (which unlocks the stronger clone bound). ``mechanism``: a
-    randomizer family given by one member, e.g. ``OUE(1.0, d=1000)`` — its ε0 is the
-    parameter calibrated, everything else (d, k) is kept; the blanket bound then applies.
-    ``sampling``: ``CheckIn(rate)`` or ``WithoutReplacement(size)`` per round (the sampled
-    bounds apply).
+    The target is a central (ε, δ) guarantee under replacement adjacency; ε and ε0 are in
+    nats. The returned ε0 is on the certified side: the accountant's ε there was
+    computed ≤ ``epsilon``.
+
+    Parameters
+    ----------
+    n : int
+        Users per round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    k : int, optional
+        None: any ε0-LDP randomizer (the bounds proven for all of them); k: k-ary
+        randomized response (which unlocks the stronger clone bound).
+    mechanism : optional
+        A randomizer family given by one member, e.g. ``OUE(1.0, d=1000)``: its ε0 is the
+        parameter calibrated, everything else (d, k) is kept; the blanket bound applies.
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round (the sampled bounds apply).
+    tol : float
+        Relative tolerance on ε at the answer (default 1e-5).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is ε0; ``c.bound`` certifies it; ``c.runner_up`` is the bound that
+        alone allows the most, ``c.runner_up_value`` what it allows.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, rounds=10)
+    >>> f"{c:.4f}", c.bound, c.epsilon <= 1.0
+    ('2.8645', 'fmt20', True)
     """
     return _with_runner_up(
         _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol),
@@ -585,8 +666,41 @@ def _closest_secant(seen, good, bad, aim=0.0):
     return x if math.isfinite(x) and lo < x < hi else None
 
 
-def sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
-    """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``."""
+def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
+          sampling: Sampling | None = None, tol: float = 1e-5) -> Calibration:
+    """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``.
+
+    σ is the noise per unit ℓ2 *diameter* of the inputs (replacement adjacency): for
+    gradients clipped to norm C and an Opacus / dp_accounting noise multiplier z, the
+    multiplier to use is z = 2σ.
+
+    Parameters
+    ----------
+    n : int
+        Users per round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round.
+    tol : float
+        Relative tolerance on ε at the answer (default 1e-5).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is σ per unit diameter, with the bound that certifies it;
+        ``c.noise_multiplier`` is the same noise as an Opacus noise multiplier (2σ).
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.sigma(n=60_000, epsilon=5.0, delta=1e-5, rounds=100,
+    ...                        sampling=sd.CheckIn(0.1))
+    >>> f"{c:.4f}", c.bound
+    ('0.9281', 'trimmed-clone-sampled')
+    """
     return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol),
                            lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
                                           tol=1e-3))
@@ -605,8 +719,33 @@ def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibrati
                      increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol)
 
 
-def rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
-    """Largest number of rounds T for which ``proto`` meets (epsilon, delta)."""
+def rounds(proto: Shuffle, epsilon: float, delta: float, *,
+           max_rounds: int = 10**7) -> Calibration:
+    """Largest number of rounds T for which ``proto`` meets (epsilon, delta).
+
+    Replacement adjacency; the answer is an integer with ε(T) ≤ ``epsilon`` < ε(T + 1).
+
+    Parameters
+    ----------
+    proto : Shuffle
+        One round.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    max_rounds : int
+        Search cap (default 10⁷); reaching it is stated in ``c.note``.
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is T.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.rounds(sd.Shuffle(sd.LDP(1.0), n=10_000), epsilon=1.0, delta=1e-6)
+    >>> int(c.value), c.bound
+    (241, 'fmt20')
+    """
     return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds),
                            lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds))
 
@@ -652,8 +791,37 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
     return lo
 
 
-def users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
-    """Smallest number of users n for which the shuffle of ``mechanism`` meets the target."""
+def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
+          sampling: Sampling | None = None, max_users: int = 10**10) -> Calibration:
+    """Smallest number of users n for which the shuffle of ``mechanism`` meets the target.
+
+    Replacement adjacency; the answer is an integer with ε(n) ≤ ``epsilon`` < ε(n − 1).
+
+    Parameters
+    ----------
+    mechanism : LDP, RandomizedResponse, Randomizer, Gaussian, ...
+        Each user's randomizer.
+    epsilon, delta : float
+        The target (ε > 0, δ in (0, 1)).
+    rounds : int
+        Adaptive rounds T ≥ 1 (default 1).
+    sampling : CheckIn or WithoutReplacement, optional
+        Who takes part in each round.
+    max_users : int
+        Search cap (default 10¹⁰).
+
+    Returns
+    -------
+    Calibration
+        ``float(c)`` is n.
+
+    Examples
+    --------
+    >>> import shuffledp as sd
+    >>> c = sd.calibrate.users(sd.LDP(2.0), epsilon=0.5, delta=1e-6)
+    >>> int(c.value), c.bound
+    (1167, 'fmt20')
+    """
     return _with_runner_up(
         _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users),
         lambda: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
@@ -716,12 +884,13 @@ def _check_flags(a) -> None:
                          "--noise-multiplier (= 2 * sigma)")
 
 
-def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec):
-    """`shuffledp calibrate eps0|sigma|rounds|users ...`; ``mechanism_from_spec`` is the
-    CLI's parser of ``ldp`` / ``rr:K`` / ``oue:D`` / ... (passed in: the CLI imports this
-    module, so this module does not import the CLI)."""
+def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_from_args,
+            json_output):
+    """`shuffledp calibrate eps0|sigma|rounds|users ...`; ``mechanism_from_spec`` (the
+    CLI's parser of ``ldp`` / ``rr:K`` / ``oue:D`` / ...), ``sampling_from_args`` and
+    ``json_output`` are the CLI's own helpers, passed in: the CLI imports this module, so
+    this module does not import the CLI."""
     import argparse
-    import json
 
     p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
                        description="Find the parameter that meets a target (epsilon, delta): "
@@ -756,10 +925,8 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(a):
-        from .protocols import CheckIn, WithoutReplacement
         _check_flags(a)
-        sampling = (CheckIn(a.checkin) if a.checkin is not None else
-                    WithoutReplacement(a.sample_size) if a.sample_size is not None else None)
+        sampling = sampling_from_args(a)
         T = 1 if a.rounds is None else a.rounds
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
@@ -804,7 +971,7 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec):
                 c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)
             else:
                 c = users(mech, a.epsilon, a.delta, T, sampling=sampling)
-        print(json.dumps(c.to_dict()) if a.json else str(c))
+        print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
         return 0
 
     p.set_defaults(func=run)

@@ -16,7 +16,10 @@ from . import accountant
 from .mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 
-__all__ = ["main", "build_parser", "protocol_from_args"]
+__all__ = ["main", "build_parser", "protocol_from_args", "json_output"]
+
+#: The neighbouring relation of every number the commands print (the ledger file's word).
+RELATION_ID = "replace-one"
 
 
 ADJACENCY_HELP = (
@@ -30,6 +33,37 @@ MATRIX_HELP = (
     "matrix:FILE is a randomizer given as a CSV or JSON file: one row per input value, one "
     "column per output, each row a probability distribution. CSV may start with a header "
     "row; JSON is a list of rows or {\"matrix\": [[...], ...]}.")
+
+
+def json_output(a, result: dict, protocol: Shuffle | None = None) -> str:
+    """One JSON object: the answer plus what it answers — the inputs as parsed (and the
+    protocol they describe), the neighbouring relation and the package version — so a
+    saved file says what it is without the command line that made it."""
+    inputs = {"command": a.cmd}
+    inputs.update({k: v for k, v in vars(a).items()
+                   if k not in ("cmd", "func", "json", "details") and not callable(v)})
+    if protocol is not None:
+        inputs["protocol"] = _protocol_inputs(protocol)
+    out = dict(result)
+    if "relation" in out and out["relation"] != RELATION_ID:
+        out["relation_text"] = out["relation"]
+    out.update({"inputs": inputs, "relation": RELATION_ID, "version": _version()})
+    from .results import _jsonable
+    return json.dumps(_jsonable(out), default=str)
+
+
+def _protocol_inputs(p: Shuffle) -> dict:
+    import dataclasses
+    m = p.mechanism
+    mech = {"type": type(m).__name__}
+    mech.update({f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
+    if isinstance(p.sampling, CheckIn):
+        sampling = {"checkin": p.sampling.rate}
+    elif isinstance(p.sampling, WithoutReplacement):
+        sampling = {"sample_size": p.sampling.size}
+    else:
+        sampling = None
+    return {"n": p.n, "mechanism": mech, "sampling": sampling}
 
 
 def _version() -> str:
@@ -47,7 +81,14 @@ def _version() -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as 'shuffledp: error: ...' with exit status 2, and
-    suggests the closest sub-command or flag for a misspelt one."""
+    suggests the closest sub-command or flag for a misspelt one.
+
+    Abbreviations are off: with them ``--eps 1`` was silently read as ``--eps0 1``
+    (``--epsilon`` in another command), a different question answered without a word."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.print_usage(sys.stderr)
@@ -187,12 +228,20 @@ def mechanism_from_spec(spec: str, eps0):
         except ValueError:
             raise ValueError(f"k must be an integer in [2, inf); got {arg!r}") from None
         return RandomizedResponse(eps0, k=k)
+    import difflib
+    close = difflib.get_close_matches(kind, _MECHANISM_KINDS, n=1)
+    hint = f"; did you mean '{close[0]}:{arg}'?" if close and arg else (
+        f"; did you mean '{close[0]}'?" if close else "")
     raise ValueError("mechanism must be one of ldp, rr:K, oue:D, rappor:D, hr:D, olh:D, "
-                     f"gaussian:SIGMA, gaussian-nm:Z, matrix:FILE; got {spec!r}")
+                     f"gaussian:SIGMA, gaussian-nm:Z, matrix:FILE; got {spec!r}{hint}")
 
 
 _ENCODER_SPECS = {"oue": "OUE", "rappor": "RAPPOR", "sue": "RAPPOR", "hr": "HadamardResponse",
                   "hadamard": "HadamardResponse", "olh": "LocalHashing", "blh": "LocalHashing"}
+
+#: Every mechanism kind mechanism_from_spec accepts (for "did you mean").
+_MECHANISM_KINDS = ["ldp", "rr", "krr", "gaussian", "gauss", "gaussian-nm", "matrix",
+                    *_ENCODER_SPECS]
 
 
 def _encoder_from_spec(kind, arg, eps0):
@@ -210,16 +259,36 @@ def _encoder_from_spec(kind, arg, eps0):
     return getattr(mechanisms, _ENCODER_SPECS[kind])(eps0, d)
 
 
+def _as_flag(exc: ValueError, internal: str, flag: str) -> ValueError:
+    """The library's error about ``internal`` (e.g. 'rate'), reworded for the flag the
+    user typed (e.g. '--checkin'): the message names what they can change."""
+    msg = str(exc)
+    return ValueError(flag + msg[len(internal):] if msg.startswith(internal + " ") else msg)
+
+
+def sampling_from_args(a) -> CheckIn | WithoutReplacement | None:
+    """The sampling of ``--checkin RATE`` / ``--sample-size M`` (errors name the flag)."""
+    checkin, size = getattr(a, "checkin", None), getattr(a, "sample_size", None)
+    if checkin is not None and size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    try:
+        if checkin is not None:
+            return CheckIn(checkin)
+    except ValueError as exc:
+        raise _as_flag(exc, "rate", "--checkin") from None
+    try:
+        return WithoutReplacement(size) if size is not None else None
+    except ValueError as exc:
+        raise _as_flag(exc, "size", "--sample-size") from None
+
+
 def protocol_from_args(a) -> Shuffle:
     mech = mechanism_from_spec(_mechanism_spec(a), a.eps0)
-    sampling = None
-    if getattr(a, "checkin", None) is not None and getattr(a, "sample_size", None) is not None:
-        raise ValueError("use at most one of --checkin and --sample-size")
-    if getattr(a, "checkin", None) is not None:
-        sampling = CheckIn(a.checkin)
-    elif getattr(a, "sample_size", None) is not None:
-        sampling = WithoutReplacement(a.sample_size)
-    return Shuffle(mech, n=a.n, sampling=sampling)
+    sampling = sampling_from_args(a)
+    try:
+        return Shuffle(mech, n=a.n, sampling=sampling)
+    except ValueError as exc:
+        raise _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n") from None
 
 
 def _mechanism_spec(a) -> str:
@@ -382,10 +451,11 @@ def _extra_commands(sub):
     """Sub-commands that live in their own modules (registered when those modules exist)."""
     try:
         from . import calibrate as _cal
-        _cal.add_cli(sub, _protocol_args, _num, _int_like, mechanism_from_spec=mechanism_from_spec)
+        _cal.add_cli(sub, _protocol_args, _num, _int_like, mechanism_from_spec=mechanism_from_spec,
+                     sampling_from_args=sampling_from_args, json_output=json_output)
     except ImportError:
         pass
-    for modname in ("report", "figures", "sweep", "ledger_io"):
+    for modname in ("report", "figures", "sweep", "ledger_io", "example_files"):
         try:
             mod = __import__(f"shuffledp.{modname}", fromlist=["add_cli"])
         except ImportError:
@@ -477,7 +547,7 @@ def _run(a) -> int:
             d = r.to_dict()
             if base is not None:
                 d["central_baselines"] = base
-            print(json.dumps(d))
+            print(json_output(a, d, proto))
         else:
             print(r.table(details=getattr(a, "details", False)))
             if isinstance(proto.mechanism, Gaussian):
@@ -501,7 +571,7 @@ def _run(a) -> int:
             raise ValueError(f"orders must be comma-separated numbers > 1; got {a.orders!r}") from None
         c = accountant.rdp(proto, orders, rounds=a.rounds, bound=a.bound, relation=a.relation)
         if a.json:
-            print(json.dumps(c.to_dict()))
+            print(json_output(a, c.to_dict(), proto))
         else:
             print(proto.describe())
             print(c.table())
@@ -519,7 +589,15 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        return _run(a)
+        status = _run(a)
+        sys.stdout.flush()      # a reader that has gone shows up here, handled below
+        return status
+    except BrokenPipeError:
+        # Output piped into `head` or `less` that stopped reading: not an error of ours.
+        # The Python docs' recipe (signal module, "Note on SIGPIPE"): point stdout at
+        # devnull so the interpreter's final flush does not fail again, and exit 1.
+        _stdout_to_devnull()
+        return 1
     except ValueError as exc:
         print(f"shuffledp: error: {exc}", file=sys.stderr)
         return 2
@@ -535,12 +613,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("shuffledp: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:      # output piped into `head` and the like
-        try:
-            sys.stdout = None
-        except Exception:  # pragma: no cover
-            pass
-        return 0
+
+
+def _stdout_to_devnull() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # no real file descriptor (captured)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,7 +35,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,11 @@ from .protocols import Shuffle
 from .results import RdpCurve, _jsonable
 from .spec import proto_from_dict, proto_to_dict
 from .views import RdpView
+
+if TYPE_CHECKING:
+    from dp_accounting.dp_event import DpEvent
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from numpy.typing import ArrayLike
 
 __all__ = ["Accountant", "Entry", "LedgerResult", "EntryShare", "to_dp_accounting"]
 
@@ -140,14 +145,62 @@ class LedgerResult:
             mark = "*" if n == self.composition else " "
             vs = f"{val:.6g}" if val is not None else "-"
             lines.append(f"{mark}  {n:8s}  {vs:12s}  {s:7.3f}  {why or ''}")
-        lines += ["", f"   share    rounds  bound                           entry    (share of {self.share_basis or 'n/a'})"]
+        # The bound column is as wide as its longest name: a truncated name
+        # ("dp_accounting:PoissonSampledDp") cannot be looked up.
+        w = max([len("bound"), *(len(e.bound) for e in self.entries)])
+        lines += ["", f"   share    rounds  {'bound'.ljust(w)}  entry    "
+                      f"(share of {self.share_basis or 'n/a'})"]
         for e in self.entries:
-            sh = f"{100 * e.share:6.1f}%" if e.share is not None and math.isfinite(e.share) else "    - "
-            lines.append(f"   {sh}  {e.rounds:6d}  {e.bound[:30]:30s}  {e.label}")
+            lines.append(f"   {_share(e.share)}  {e.rounds:6d}  {e.bound.ljust(w)}  {e.label}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.table()
+
+    def _answer(self) -> str:
+        q, other = self.question, ("delta" if self.question == "epsilon" else "epsilon")
+        return (f"{q}={getattr(self, q):.6g} at {other}={getattr(self, other):.6g}, "
+                f"{self.kind} bound, composition={self.composition!r}")
+
+    def __repr__(self) -> str:
+        # One line per entry (a dataclass repr was one line of ~1,500 characters).
+        import textwrap
+        relation = self.relation.split(" (")[0]
+        labels = [x.label or "(no label)" for x in self.entries]
+        wl = max([0, *map(len, labels)])
+        wr = max([0, *(len(str(x.rounds)) for x in self.entries)])
+        lines = [f"LedgerResult({self._answer()},",
+                 f"  relation={relation!r}, {len(self.entries)} entries, {self.rounds} rounds; "
+                 f"shares of {self.share_basis or 'n/a'}:"]
+        lines += [f"  {_share(x.share)}  {x.rounds:>{wr}} x {lab.ljust(wl)}  {x.bound}"
+                  for x, lab in zip(self.entries, labels)]
+        lines += textwrap.wrap(f"valid for: {self.valid_for})", 88, initial_indent="  ",
+                               subsequent_indent="    ")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the answer, the composers tried and each entry's share, as tables."""
+        import html
+        e = html.escape
+        bold = " style='font-weight:bold'"
+        comp = "".join(
+            f"<tr{bold if n == self.composition else ''}>"
+            f"<td>{e(n)}</td><td>{e(f'{val:.6g}' if val is not None else '-')}</td>"
+            f"<td>{s:.3f}</td><td>{e(why or '')}</td></tr>"
+            for n, val, why, s in self.composers)
+        ent = "".join(f"<tr><td>{e(x.label)}</td><td>{x.rounds}</td><td>{e(x.bound)}</td>"
+                      f"<td>{e(_share(x.share).strip())}</td></tr>" for x in self.entries)
+        return (f"<p>ledger of {len(self.entries)} entries, {self.rounds} rounds<br>"
+                f"<b>{e(self._answer())}</b><br>valid for {e(self.valid_for)}</p>"
+                "<table><tr><th>composer</th><th>value</th><th>seconds</th><th>note</th></tr>"
+                f"{comp}</table>"
+                "<table><tr><th>entry</th><th>rounds</th><th>bound</th>"
+                f"<th>share of {e(self.share_basis or 'n/a')}</th></tr>{ent}</table>"
+                f"<p><small>relation: {e(self.relation)}</small></p>")
+
+
+def _share(share: float | None) -> str:
+    return f"{100 * share:6.1f}%" if share is not None and math.isfinite(share) else "    - "
 
 
 # ------------------------------------------------------------------------------------------
@@ -279,7 +332,8 @@ class Accountant:
         may cost is at most Σ rounds × grid, usually far less).
     """
 
-    def __init__(self, *, pld_discretization: float | None = None, answer_only: bool = False):
+    def __init__(self, *, pld_discretization: float | None = None,
+                 answer_only: bool = False) -> None:
         self._entries: list[Entry] = []
         #: True: skip lower bounds and estimates (they never change the answer; faster).
         self.answer_only = bool(answer_only)
@@ -288,7 +342,8 @@ class Accountant:
                                           lo=0.0, lo_open=True, hi=1.0))
 
     # ----- building ------------------------------------------------------------------
-    def compose(self, item, rounds: int = 1, *, label: str | None = None) -> "Accountant":
+    def compose(self, item: Shuffle | DpEvent, rounds: int = 1, *,
+                label: str | None = None) -> Accountant:
         """Add ``rounds`` adaptive rounds of ``item`` (a ``Shuffle`` or a dp_accounting event)."""
         rounds = v.integer("rounds", rounds, lo=1)
         if isinstance(item, Shuffle):
@@ -419,7 +474,7 @@ class Accountant:
                             "rounds (identical entries merged into one)",
                             {"result": r, "candidates": r.candidates})
 
-    def rdp(self, orders) -> RdpCurve:
+    def rdp(self, orders: ArrayLike) -> RdpCurve:
         """RDP curve of the whole ledger at ``orders`` (> 1): per entry the per-order minimum
         over its valid upper bounds, times its rounds, summed over entries."""
         self._need_entries()
@@ -442,11 +497,11 @@ class Accountant:
             per_entry.append({"label": e.label, "bound": who, "values": vals})
         return RdpCurve(lam, total, "ledger", "upper",
                         " AND ".join(dict.fromkeys(
-                            _ShuffleEntryViews.valid_for_static(e) for e in self._entries)),
+                            _valid_for_static(e) for e in self._entries)),
                         sum(e.rounds for e in self._entries),
                         {"entries": per_entry, "relation": RELATION})
 
-    def to_dp_accounting(self, *, discretization: float = 1e-4):
+    def to_dp_accounting(self, *, discretization: float = 1e-4) -> PrivacyLossDistribution:
         """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
         on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
         self._need_entries()
@@ -534,9 +589,6 @@ def _valid_for_static(e: Entry) -> str:
     return describe_event(e.item) + " (central)"
 
 
-_ShuffleEntryViews.valid_for_static = staticmethod(_valid_for_static)
-
-
 def _rdp_curve_event(event):
     from .central import _rdp_curve
     return _rdp_curve(event)
@@ -548,7 +600,8 @@ def _real_orders(f, lam):
                       dtype=float)
 
 
-def to_dp_accounting(proto, rounds: int = 1, *, discretization: float = 1e-4):
+def to_dp_accounting(proto: Shuffle, rounds: int = 1, *,
+                     discretization: float = 1e-4) -> PrivacyLossDistribution:
     """``rounds`` adaptive rounds of ``proto`` as a dp_accounting ``PrivacyLossDistribution``.
 
     The PLD is that of the dominating pair of the protocol's tightest valid upper bound

@@ -1,6 +1,7 @@
 """Ledger files (TOML or JSON) and the ``compose`` command.
 
-The format (documented with an example in ``docs/ledger.md`` and ``examples/budget.toml``)::
+The format (documented with an example in ``docs/ledger.md``; ``shuffledp example budget``
+prints one)::
 
     format = "shuffledp-ledger"
     version = 1
@@ -72,7 +73,7 @@ def add_cli(sub, protocol_args, num, int_like):
                                    "and central dp_accounting events, replace-one) and print "
                                    "the tightest valid upper bound with its breakdown. The "
                                    "file may hold 'delta' or 'epsilon' as the question.")
-    p.add_argument("file", help="ledger file: .toml, or JSON (see examples/budget.toml)")
+    p.add_argument("file", help="ledger file: .toml, or JSON (an example: shuffledp example budget)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--delta", type=num, default=None, help="answer epsilon at this delta")
     g.add_argument("--epsilon", type=num, default=None, help="answer delta at this epsilon")
@@ -86,7 +87,11 @@ def add_cli(sub, protocol_args, num, int_like):
         if d is None and e is None:
             raise ValueError("give --delta or --epsilon (or a 'delta' / 'epsilon' key in the file)")
         r = acc.epsilon(d) if d is not None else acc.delta(e)
-        print(r.to_json() if a.json else r.table())
+        if a.json:
+            from .cli import json_output
+            print(json_output(a, dict(r.to_dict(), ledger=data)))
+        else:
+            print(r.table())
         return 0
 
     p.set_defaults(func=run)

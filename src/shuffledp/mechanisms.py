@@ -192,6 +192,11 @@ class _Encoder:
     #: Name of this encoder's atom function in ``shuffledp.gparv``.
     _GPARV = ""
 
+    # Fields of every encoder dataclass (declared here for the type checker; _Encoder is
+    # not a dataclass itself, so these are not fields).
+    eps0: float
+    d: int
+
     def blanket_pairs(self):
         """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
         from . import gparv
@@ -267,7 +272,7 @@ class HadamardResponse(_Encoder):
     def K(self) -> int:
         return 1 << int(self.d).bit_length()     # smallest power of 2 >= d + 1
 
-    def n_outputs(self):
+    def n_outputs(self) -> int:
         return self.K
 
     def describe(self) -> str:
@@ -287,7 +292,7 @@ class LocalHashing(_Encoder):
     eps0: float
     d: int
 
-    def n_outputs(self):
+    def n_outputs(self) -> int:
         return 2 << self.d if self.d < 62 else 1 << 62
 
     def describe(self) -> str:

@@ -23,7 +23,7 @@ RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
 _SHORT = {REPLACE_ONE: "replace-one", ADD_OR_REMOVE_ONE: "add/remove"}
 
 
-def relation(value) -> str:
+def relation(value: object) -> str:
     """The canonical relation string of ``value`` (a string or a dp_accounting
     ``NeighboringRelation`` member); ValueError naming the parameter otherwise."""
     if type(value).__name__ == "NeighboringRelation" and hasattr(value, "name"):

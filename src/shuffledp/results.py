@@ -181,7 +181,7 @@ class Result(_Number):
     >>> import shuffledp as sd
     >>> r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=10_000), delta=1e-6)
     >>> f"{r:.3f}", r < 1.0
-    ('0.068', True)
+    ('0.053', True)
     """
 
     question: str
@@ -336,14 +336,14 @@ class RdpCurve:
 
 def _noise_dict(protocol) -> dict:
     """JSON: a Gaussian protocol's noise in both units (nothing for other mechanisms)."""
-    m = getattr(protocol, "mechanism", None)
+    m: Any = getattr(protocol, "mechanism", None)
     if getattr(m, "units", None) is None:
         return {}
     return {"noise": {"sigma_per_unit_diameter": m.sigma, "noise_multiplier": m.noise_multiplier,
                       "meaning": m.units()}}
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
     if not math.isfinite(x):

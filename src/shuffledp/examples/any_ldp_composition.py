@@ -1,6 +1,7 @@
 """Any eps0-LDP randomizer, many rounds: compare the composition routes.
 
-Run:  python examples/any_ldp_composition.py
+Run:  shuffledp example any_ldp_composition > any_ldp_composition.py
+      python any_ldp_composition.py
 """
 
 import shuffledp as sd

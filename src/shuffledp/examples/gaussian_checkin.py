@@ -4,7 +4,9 @@ The shuffle-Gaussian paper's learning setting (Liew & Takahashi, arXiv:2206.0956
 n = 60 000 users, check-in rate 0.1, each user clips its gradient to norm C and adds
 N(0, z²C²I) with noise multiplier z = 5 (the library's Gaussian(2.5): sigma per unit l2
 diameter), T = 5540 rounds, delta = 1e-5. Replace-one neighbours.
-Run:  python examples/gaussian_checkin.py
+Run:
+
+    shuffledp example gaussian_checkin > gaussian_checkin.py && python gaussian_checkin.py
 """
 
 import shuffledp as sd

@@ -12,7 +12,9 @@ neighbours), never an estimate.
 A stock ``opacus.PrivacyEngine`` adds the noise once, centrally; the ShuffleAccountant
 refuses to report a shuffle bound for it (docs/conventions.md).
 
-Run:  python examples/opacus_shuffle.py    (needs the extra 'opacus': torch + opacus)
+Run (needs the extra 'opacus': torch + opacus):
+
+    shuffledp example opacus_shuffle > opacus_shuffle.py && python opacus_shuffle.py
 """
 
 import warnings

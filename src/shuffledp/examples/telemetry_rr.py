@@ -3,7 +3,7 @@
 A deployment collects one of k = 4 categories from n = 50 000 devices per day with 4-RR at
 local level eps0 = 2, through a shuffler, every day for a month.  Run:
 
-    python examples/telemetry_rr.py
+    shuffledp example telemetry_rr > telemetry_rr.py && python telemetry_rr.py
 """
 
 import shuffledp as sd
@@ -12,7 +12,7 @@ n, k, eps0, days, delta = 50_000, 4, 2.0, 30, 1e-7
 proto = sd.Shuffle(sd.RandomizedResponse(eps0, k=k), n=n)
 
 one = sd.epsilon(proto, delta=delta, lower=True)
-print(one)                      # every applicable bound (lower=True: lower bounds too); fmt23 is valid for k-RR (clones.md §4)
+print(one)                      # every applicable bound (lower=True: lower bounds too); fmt23 is valid for k-RR (docs/bounds.md)
 
 month = sd.epsilon(proto, delta=delta, rounds=days)
 print(f"\nafter {days} days: epsilon <= {month.epsilon:.4g} "
