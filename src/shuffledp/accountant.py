@@ -21,6 +21,8 @@ from .bounds import all_bounds, get
 from .bounds.base import EXACT_FLOORS, CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
+from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
+from .relations import relation as _relation
 from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 
 if TYPE_CHECKING:
@@ -46,24 +48,40 @@ def _check_common(rounds, composition):
     return rounds
 
 
-def applicable(proto) -> tuple[list, list]:
-    """(bounds that apply, [(id, reason)] for those that do not)."""
+def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
+    """(bounds that apply, [(id, reason)] for those that do not) under ``relation``.
+
+    Under replace-one, bounds derived for add/remove neighbours only are left out of both
+    lists (they answer another question); under add/remove every bound not derived for it
+    is listed with that reason."""
     ok, no = [], []
     for b in all_bounds():
-        why = b.check(proto)
+        rel_why = b.relation_reason(relation, named=False)
+        if rel_why and relation == REPLACE_ONE:
+            continue
+        why = rel_why or b.check(proto)
         (no.append((b.id, why)) if why else ok.append(b))
     return ok, no
 
 
-def _named(proto, bound_id):
+def _named(proto, bound_id, relation: str = REPLACE_ONE):
     b = get(bound_id)
-    why = b.check(proto)
+    why = "; ".join(w for w in (b.check(proto), b.relation_reason(relation)) if w)
     if why:
-        ok, _ = applicable(proto)
+        ok, _ = applicable(proto, relation)
         raise NotApplicableError(
             f"bound {bound_id!r} does not apply to {proto.describe()}: {why}. "
             f"Bounds that apply: {', '.join(x.id for x in ok) or 'none'}")
     return b
+
+
+def _check_relation(proto, relation) -> str:
+    """The canonical relation; add/remove with every user reporting is refused (no finite
+    guarantee: the count of reports reveals presence)."""
+    rel = _relation(relation)
+    if rel != REPLACE_ONE:
+        refuse_everyone_reports(proto)
+    return rel
 
 
 def _failure_what(exc: BaseException) -> str:
@@ -79,8 +97,9 @@ def _failure_reason(exc: BaseException) -> str:
     return f"skipped: {_failure_what(exc)} ({type(exc).__name__}); not used"
 
 
-def _bound_failure(b, proto, exc: BaseException) -> NotApplicableError:
-    ok, _ = applicable(proto)
+def _bound_failure(b, proto, exc: BaseException, relation: str = REPLACE_ONE
+                   ) -> NotApplicableError:
+    ok, _ = applicable(proto, relation)
     others = ", ".join(x.id for x in ok if x.id != b.id) or "none"
     return NotApplicableError(
         f"bound {b.id!r} could not certify a value for {proto.describe()}: "
@@ -137,15 +156,16 @@ def _best_so_far(cands, question):
 
 
 def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True,
-         target=None):
+         target=None, relation=REPLACE_ONE):
     """The candidate loop. ``target`` (calibration's yes/no question "is the answer ≤
     target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
     the returned value is then ≤ target exactly when the full minimum is."""
     proto = _check_proto(proto)
+    relation = _check_relation(proto, relation)
     if bound is not None:
-        bounds, skipped = [_named(proto, bound)], []
+        bounds, skipped = [_named(proto, bound, relation)], []
     else:
-        bounds, skipped = applicable(proto)
+        bounds, skipped = applicable(proto, relation)
         bounds = _cheap_first(bounds, proto)
     if upper_only:
         # Calibration needs only the candidates that can be the answer.
@@ -203,7 +223,7 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
             # must not take the others' answers with it; its internal message (which may
             # name a kernel variable) is kept out of the user-facing text.
             if bound is not None:
-                raise _bound_failure(b, proto, exc) from exc
+                raise _bound_failure(b, proto, exc, relation) from exc
             skipped.append((b.id, _failure_reason(exc)))
             continue
         finally:
@@ -222,11 +242,24 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         if not ups and target is not None and floors:
             raise CannotBeat(min(floors), target)
         if not ups:
-            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
+                                     + _under(relation, skipped))
         chosen = min(ups, key=val)
     return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
                   chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
-                  notes=_notes(bounds, rounds, composition))
+                  notes=_notes(bounds, rounds, composition), adjacency=adjacency_text(relation),
+                  relation=relation)
+
+
+def _under(relation, skipped) -> str:
+    """' under add_or_remove_one (why each bound was refused)' — nothing for replace-one."""
+    if relation == REPLACE_ONE:
+        return ""
+    groups: dict = {}
+    for b, w in skipped:
+        groups.setdefault(w, []).append(b)
+    whys = "; ".join(f"{', '.join(bs)}: {w}" for w, bs in groups.items())
+    return f" under relation={relation!r}" + (f" ({whys})" if whys else "")
 
 
 def _notes(bounds, rounds, composition) -> tuple:
@@ -247,11 +280,12 @@ def _notes(bounds, rounds, composition) -> tuple:
 
 
 def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None = None,
-            composition: str | None = None, lower: bool = False) -> Result:
+            composition: str | None = None, lower: bool = False,
+            relation: object = REPLACE_ONE) -> Result:
     """Smallest certified ε such that ``rounds`` adaptive rounds of ``proto`` are (ε, δ)-DP.
 
-    Neighbouring datasets differ in one user's input (replacement); ε is in nats (the
-    natural-log ε of differential privacy). The bounds tried and what each assumes:
+    Neighbouring datasets differ in one user's input (replacement) unless ``relation``
+    says otherwise; ε is in nats (the natural-log ε of differential privacy). The bounds tried and what each assumes:
     ``docs/bounds.md``.
 
     Parameters
@@ -272,6 +306,10 @@ def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None 
         False: only the bounds that can be the answer; the others are listed as not
         computed). Candidates that provably cannot beat the best answer found so far are
         skipped either way, with the reason ("skipped: cannot beat X").
+    relation : str or dp_accounting ``NeighboringRelation``
+        The neighbouring relation: "replace_one" (default) or "add_or_remove_one"
+        (docs/relations.md). Under add/remove only bounds derived for it answer, and a
+        protocol in which every user reports is refused (no finite guarantee).
 
     Returns
     -------
@@ -288,14 +326,16 @@ def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None 
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower))
+    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower),
+                relation=relation)
 
 
 def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None = None,
-          composition: str | None = None, lower: bool = False) -> Result:
+          composition: str | None = None, lower: bool = False,
+          relation: object = REPLACE_ONE) -> Result:
     """Smallest certified δ such that ``rounds`` rounds of ``proto`` are (ε, δ)-DP.
 
-    The inverse question of ``sd.epsilon``, same relation (replacement) and bounds.
+    The inverse question of ``sd.epsilon``, same relations and bounds.
 
     Parameters
     ----------
@@ -312,6 +352,8 @@ def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None 
         "rdp", "kov15", "pld" or "none"; default: the tightest.
     lower : bool
         Also compute lower bounds, estimates and comparison-only bounds (default False).
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one", as in ``sd.epsilon``.
 
     Returns
     -------
@@ -327,7 +369,8 @@ def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None 
     """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower))
+    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower),
+                relation=relation)
 
 
 def _flag(lower) -> bool:
@@ -337,12 +380,14 @@ def _flag(lower) -> bool:
 
 
 def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
-        bound: str | None = None) -> RdpCurve:
+        bound: str | None = None, relation: object = REPLACE_ONE) -> RdpCurve:
     """RDP curve of ``rounds`` rounds at ``orders`` (each > 1).
 
     With a named bound: that bound's curve. Without: the pointwise minimum over the
     default upper bounds that have an RDP view; ``details['bound_per_order']`` says which.
-    Replacement adjacency; values are Rényi divergences D_λ (natural log).
+    Replace-one neighbours unless ``relation`` says otherwise (under add/remove a
+    check-in round has infinite Rényi divergence: refused with that reason); values are
+    Rényi divergences D_λ (natural log).
 
     Parameters
     ----------
@@ -354,6 +399,8 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
         Number of adaptive rounds T ≥ 1 (default 1); RDP adds up over rounds.
     bound : str, optional
         Only this bound's curve; default: the pointwise minimum described above.
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one", as in ``sd.epsilon``.
 
     Returns
     -------
@@ -370,10 +417,14 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
     rounds = v.integer("rounds", rounds, lo=1)
+    relation = _check_relation(proto, relation)
+    adj = adjacency_text(relation)
     if bound is not None:
-        b = _named(proto, bound)
+        b = _named(proto, bound, relation)
         if not b.has_rdp:
-            raise NotApplicableError(f"bound {bound!r} has no RDP view")
+            raise NotApplicableError(f"bound {bound!r} has no RDP view"
+                                     + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
+                                                                          None) else ""))
         top = b.max_order(proto)
         if np.any(np.ceil(lam) > top):
             raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
@@ -383,13 +434,16 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
         except NotApplicableError:
             raise
         except Exception as exc:                        # noqa: BLE001
-            raise _bound_failure(b, proto, exc) from exc
+            raise _bound_failure(b, proto, exc, relation) from exc
         return RdpCurve(lam, vals, b.id, b.kind,
-                        b.valid_for(proto), rounds, scope=b.scope)
-    ok, _ = applicable(proto)
+                        b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
+                        relation=relation)
+    ok, no = applicable(proto, relation)
     ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
     if not ups:
-        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}")
+        whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
+                                 + _under(relation, whys + no))
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
     skipped = {}
@@ -404,7 +458,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
             vals[mask] = b.rdp_curve(proto, lam[mask])
         except Exception as exc:                        # noqa: BLE001 — the others answer
             # never silent: the curve's details name the bound and why it did not answer
-            skipped[b.id] = str(_bound_failure(b, proto, exc)) if not isinstance(
+            skipped[b.id] = str(_bound_failure(b, proto, exc, relation)) if not isinstance(
                 exc, NotApplicableError) else str(exc)
             continue
         vals = np.where(np.isnan(vals), math.inf, vals)
@@ -422,4 +476,5 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     if skipped:
         det["skipped"] = skipped
     return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    narrow.valid_for(proto), rounds, det, scope=narrow.scope)
+                    narrow.valid_for(proto), rounds, det, scope=narrow.scope, adjacency=adj,
+                    relation=relation)

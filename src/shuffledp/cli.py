@@ -400,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--composition", default=None, choices=_composer_ids(),
                    help=_COMPOSITION_HELP)
     _add_lower(p)
+    _add_relation(p)
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
                        formatter_class=fmt,
@@ -412,12 +413,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--composition", default=None, choices=_composer_ids(),
                    help=_COMPOSITION_HELP)
     _add_lower(p)
+    _add_relation(p)
 
     p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
                        epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
     _protocol_args(p)
     p.add_argument("--orders", required=True,
                    help="comma-separated Renyi orders > 1, e.g. --orders 2,3,4.5")
+    _add_relation(p)
 
     p = sub.add_parser("bounds", help="list every bound with its kind, class and reference",
                        formatter_class=fmt,
@@ -434,6 +437,14 @@ def _add_lower(p):
     p.add_argument("--lower", action="store_true",
                    help="also compute lower bounds, estimates and comparison-only bounds "
                         "(slower; by default only the bounds that can be the answer)")
+
+
+def _add_relation(p):
+    p.add_argument("--relation", default="replace_one",
+                   choices=("replace_one", "add_or_remove_one"),
+                   help="neighbouring relation (default replace_one: one user's input "
+                        "replaced; add_or_remove_one: one user present or absent, as Opacus "
+                        "and dp_accounting state epsilon; needs sampling, e.g. --checkin)")
 
 
 def _extra_commands(sub):
@@ -525,10 +536,12 @@ def _run(a) -> int:
         proto = protocol_from_args(a)
         if a.cmd == "epsilon":
             r = accountant.epsilon(proto, a.delta, a.rounds, bound=a.bound,
-                                   composition=a.composition, lower=a.lower)
+                                   composition=a.composition, lower=a.lower,
+                                   relation=a.relation)
         else:
             r = accountant.delta(proto, a.epsilon, a.rounds, bound=a.bound,
-                                 composition=a.composition, lower=a.lower)
+                                 composition=a.composition, lower=a.lower,
+                                 relation=a.relation)
         base = _gaussian_baselines(proto, a) if a.cmd == "epsilon" else None
         if a.json:
             d = r.to_dict()
@@ -556,7 +569,7 @@ def _run(a) -> int:
             orders = [float(x) for x in a.orders.split(",") if x.strip()]
         except ValueError:
             raise ValueError(f"orders must be comma-separated numbers > 1; got {a.orders!r}") from None
-        c = accountant.rdp(proto, orders, rounds=a.rounds, bound=a.bound)
+        c = accountant.rdp(proto, orders, rounds=a.rounds, bound=a.bound, relation=a.relation)
         if a.json:
             print(json_output(a, c.to_dict(), proto))
         else:

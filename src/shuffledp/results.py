@@ -71,6 +71,8 @@ ADJACENCY = ("neighbouring datasets: replace-one neighbours (replacement: one us
              "replaced by another, n fixed); Gaussian(sigma) = sigma per unit l2 diameter of the inputs = "
              "noise multiplier 2*sigma for inputs clipped to l2 norm C (Opacus, dp_accounting: "
              "Gaussian.from_noise_multiplier(z) is Gaussian(z/2))")
+# (``relations.adjacency_text("replace_one")`` is this sentence; a result under another
+# relation carries that relation's sentence in ``adjacency`` and its name in ``relation``.)
 
 
 def noise_units(protocol) -> str | None:
@@ -195,6 +197,7 @@ class Result(_Number):
     composition: str = "none"
     notes: tuple = ()
     adjacency: str = ADJACENCY
+    relation: str = "replace_one"
 
     def _value(self):
         return self.epsilon if self.question == "epsilon" else self.delta
@@ -244,6 +247,7 @@ class Result(_Number):
             "epsilon": self.epsilon, "delta": self.delta, "rounds": self.rounds,
             "bound": self.bound, "kind": self.kind, "valid_for": self.valid_for,
             "composition": self.composition, "scope": self.scope, "adjacency": self.adjacency,
+            "relation": self.relation,
             "notes": list(self.notes),
             "protocol": self.protocol.describe() if self.protocol is not None else None,
             **_noise_dict(self.protocol),
@@ -280,6 +284,7 @@ class RdpCurve:
     details: dict = field(default_factory=dict, compare=False)
     scope: str = ""
     adjacency: str = ADJACENCY
+    relation: str = "replace_one"
 
     def __len__(self) -> int:
         return len(self.orders)
@@ -325,6 +330,7 @@ class RdpCurve:
         return _jsonable({"orders": self.orders, "values": self.values, "bound": self.bound,
                           "kind": self.kind, "valid_for": self.valid_for, "scope": self.scope,
                           "rounds": self.rounds, "adjacency": self.adjacency,
+                          "relation": self.relation,
                           "details": self.details})
 
 

@@ -88,6 +88,19 @@ class Bound:
     #: ``shuffledp.results.SCOPES``). ``valid_for`` must never claim more than it; the
     #: contract tests check every registered bound against it.
     scope: ClassVar[str] = ""
+    #: Neighbouring relations the bound is derived for (``shuffledp.relations``). A bound
+    #: is refused under any other relation (``relation_reason``).
+    relations: ClassVar[tuple] = ("replace_one",)
+
+    def relation_reason(self, relation: str, named: bool = True) -> str | None:
+        """None when the bound is derived for ``relation``, else the reason it is refused
+        ("<bound> is derived for ... only"; ``named=False`` drops the bound's id, so that a
+        table lists every refused bound on one line)."""
+        if relation in self.relations:
+            return None
+        rels = ("replace-one" if self.relations == ("replace_one",)
+                else " and ".join(self.relations))
+        return (f"{self.id} is " if named else "") + f"derived for {rels} neighbours only"
 
     # ----- applicability -------------------------------------------------------------
     def check(self, proto) -> str | None:

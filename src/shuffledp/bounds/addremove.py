@@ -1,0 +1,210 @@
+r"""Bounds under add/remove neighbours (``relation="add_or_remove_one"``).
+
+``fmt20-addremove``: the add/remove clone pair of a check-in round for any ε0-LDP
+randomizer (``shuffledp.addremove_pair``; derivation and proof in docs/relations.md):
+P̃ = law of (C + B, K), Q̃ = law of (C, K), (C, K) ~ Mult(n − 1; γe^−ε0, γ(1 − e^−ε0), 1 − γ),
+B ~ Bern(γ) — the clone decomposition of Feldman, McMillan, Talwar (arXiv:2012.12803,
+Lemma 3.3) with one victim distribution. Both directions (adding and removing the victim)
+are bounded. Its Rényi divergence is infinite (all n users report with probability γ^n,
+impossible without the victim), so it offers δ(ε), KOV15 and PLD composition, no RDP.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import addremove_pair as ar
+from .. import composition as _comp
+from ..protocols import CheckIn
+from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
+from ._common import ldp_reason
+from ..numerics import round_up
+from .base import Bound, Outcome, register
+
+__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "trimmed_pair"]
+
+NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n users report "
+          "with probability rate^n, which is impossible without the user, so the number of "
+          "reports has infinite privacy loss with positive probability; use (epsilon, delta) "
+          "or PLD composition")
+
+
+@register
+class FMT20AddRemove(Bound):
+    id = "fmt20-addremove"
+    scope = "ldp"
+    kind = "upper"
+    has_dp = True
+    has_rdp = False
+    no_rdp_reason = NO_RDP
+    relations = (ADD_OR_REMOVE_ONE,)
+    title = "FMT20 clone pair under add/remove neighbours (check-in rounds)"
+    reference = ("Feldman, McMillan, Talwar, arXiv:2012.12803, Lemma 3.3 (clone "
+                 "decomposition), one victim distribution, Poisson check-in (derived here; "
+                 "docs/relations.md)")
+
+    def check(self, proto):
+        r = ldp_reason(proto)
+        if r:
+            if proto.eps0 is None:
+                return ("the Gaussian mechanism is not eps0-LDP for any finite eps0; under "
+                        "add/remove use trimmed-clone-addremove")
+            return r
+        s = proto.sampling
+        if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
+            return everyone_reports_reason()
+        if not isinstance(s, CheckIn):
+            return ("not derived for add/remove neighbours with a fixed sample size "
+                    "(WithoutReplacement); use CheckIn(rate)")
+        return None
+
+    def valid_for(self, proto):
+        return ("any eps0-LDP randomizer (adaptive sequences included); add/remove "
+                "neighbours; the server sees the participants' shuffled reports and their "
+                "number, not who took part")
+
+    def pair(self, proto) -> ar.AddRemovePair:
+        return ar.addremove_pair(int(proto.n), float(proto.sampling.rate), float(proto.eps0))
+
+    def delta_one(self, proto, eps):
+        return ar.ar_delta(self.pair(proto), float(eps))
+
+    def epsilon_one(self, proto, delta):
+        return ar.ar_epsilon(self.pair(proto), float(delta))
+
+    def eps_hi(self, proto):
+        return ar.ar_eps_hi(self.pair(proto))
+
+    def pure_epsilon(self, proto):
+        return None                  # the count of reports: infinite loss w.p. > 0
+
+    def pld_atoms(self, proto):
+        return ar.ar_pld_atoms(self.pair(proto))
+
+    def _pld_route(self, proto, rounds, x, question):
+        logp, logq, tail = self.pld_atoms(proto)
+        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+        # Both directions composed (the pair is not symmetric: adding ≠ removing).
+        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=False)
+        return Outcome(float(val), "upper", "pld", det)
+
+    def routes(self, rounds):
+        r = super().routes(rounds)
+        return [x for x in r if x != "pld"] if rounds == 1 else r
+
+    def _run(self, fn, proto, x, rounds, composition, beat=None):
+        o = super()._run(fn, proto, x, rounds, composition, beat)
+        if proto.n > ar.MAX_N:
+            o.details["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer "
+                                  f"users holds at n = {proto.n} (the others' reports can be "
+                                  "simulated and shuffled in)")
+        return o
+
+
+# ----------------------------------------------------------------------------------------
+# The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
+# ----------------------------------------------------------------------------------------
+def trimmed_pair(n: int, rate: float, sigma: float, eps0: float):
+    """The add/remove pair of the Gaussian trimmed at ε0, or None when (n − 1)·δ0 ≥ 1."""
+    from .. import gaussian_rdp as G
+    bad = (min(n, ar.MAX_N) - 1) * G.gaussian_delta(sigma, eps0)
+    if not bad < 1.0 or not math.exp(-eps0) > 0.0:
+        return None
+    return ar.addremove_pair(n, rate, eps0, bad)
+
+
+def _pair_value(hp, rounds, x, question):
+    """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
+    if rounds == 1:
+        return ar.ar_epsilon(hp, x) if question == "epsilon" else ar.ar_delta(hp, x)
+    logp, logq, tail = ar.ar_pld_atoms(hp)
+    fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+    return fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=False)
+
+
+@register
+class TrimmedCloneAddRemove(Bound):
+    id = "trimmed-clone-addremove"
+    scope = "l2"
+    kind = "upper"
+    has_dp = True
+    has_rdp = False
+    no_rdp_reason = NO_RDP
+    relations = (ADD_OR_REMOVE_ONE,)
+    title = "Trimmed-victim clone pair under add/remove neighbours (Gaussian, check-in)"
+    reference = ("derived in this project (docs/relations.md): FMT20 clone decomposition "
+                 "(arXiv:2012.12803) with the victim trimmed to (eps0, delta0)-LDP, one victim "
+                 "distribution, Poisson check-in; Gaussian curve: Balle & Wang 2018")
+
+    #: ε0 candidates tried by the golden search (every ε0 gives a valid bound).
+    SEARCH_ITERS = 10
+
+    def check(self, proto):
+        from .gaussian import gaussian_reason
+        r = gaussian_reason(proto)
+        if r:
+            return r
+        s = proto.sampling
+        if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
+            return everyone_reports_reason()
+        if not isinstance(s, CheckIn):
+            return ("not derived for add/remove neighbours with a fixed sample size "
+                    "(WithoutReplacement); use CheckIn(rate)")
+        return None
+
+    def valid_for(self, proto):
+        return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
+                "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
+                "participants' shuffled reports and their number, not who took part")
+
+    def routes(self, rounds):
+        return ["none"] if rounds == 1 else ["pld"]
+
+    def _search(self, proto, x, rounds, question):
+        from .. import gaussian_rdp as G
+        from .trimmed_clone import _eps0_range, _golden
+        n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
+        N = max(min(n, ar.MAX_N) - 1, 1)
+        part = max(N * rate * rounds, 1.0)
+        if question == "epsilon":
+            # ε0 where the composed ⊤ mass (≈ T·γ(n − 1)·δ0) stays below δ
+            lo, hi = _eps0_range(max(int(part), 1), sigma, x)
+        else:
+            # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
+            lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
+
+        def f(e0):
+            hp = trimmed_pair(n, rate, sigma, e0)
+            if hp is None:
+                return math.inf if question == "epsilon" else 1.0
+            v = _pair_value(hp, rounds, x, question)
+            return float(v[0] if isinstance(v, tuple) else v)
+
+        # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
+        # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
+        iters = (self.SEARCH_ITERS + (4 if question == "delta" else 0) if rounds > 1
+                 else 3 * self.SEARCH_ITERS)
+        val, e0 = _golden(f, lo, hi, iters=iters)
+        if question == "delta":
+            # The δ range is wide (its target is unknown): refine around the best ε0 found,
+            # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
+            w = (hi - lo) * 0.62 ** iters * 2.0
+            val2, e02 = _golden(f, max(lo, e0 - w), min(hi, e0 + w), iters=iters)
+            if val2 <= val:
+                val, e0 = val2, e02
+        hp = trimmed_pair(n, rate, sigma, e0)
+        det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
+               "victim_trimmed_mass": None if hp is None else hp.bad}
+        if proto.n > ar.MAX_N:
+            det["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer users "
+                            f"holds at n = {proto.n}")
+        return val, det
+
+    def epsilon_route(self, proto, delta, rounds, route):
+        val, det = self._search(proto, float(delta), int(rounds), "epsilon")
+        return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
+                       route, det)
+
+    def delta_route(self, proto, eps, rounds, route):
+        val, det = self._search(proto, float(eps), int(rounds), "delta")
+        return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
