@@ -536,6 +536,18 @@ def section_gaussian(doc, sc, out, jobs, ctx):
     except (NotApplicableError, ValueError) as exc:
         doc.p(f"No bound applies to this protocol: {exc}")
     try:
+        # The same protocol under add/remove neighbours (the victim present or absent; the
+        # relation of the central baselines and of the learning paper): docs/relations.md.
+        ra = _epsilon(proto, d, T, relation="add_or_remove_one")
+        doc.p(f"Under add/remove neighbours (the victim's data present or absent, the relation "
+              f"Opacus and dp_accounting use): epsilon = {_fmt(ra.epsilon)} ({ra.kind} bound "
+              f"'{ra.bound}').")
+        comparison.append([f"shuffled: each user adds noise multiplier {z:g} to its own "
+                           "report", "each user, before the shuffler", "add/remove",
+                           ra.epsilon, ra.kind, f"shuffledp '{ra.bound}'"])
+    except (NotApplicableError, ValueError) as exc:
+        doc.p(f"Under add/remove neighbours no bound applies: {exc}")
+    try:
         from .baselines import central_baselines
         b = central_baselines(q, z, T, d)
     except ImportError:
@@ -564,9 +576,9 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         doc.p("The central rows assume a trusted server that sees every clipped gradient and "
               "adds the noise once (what Opacus and dp_accounting account, add/remove being "
               "their default relation); they are reference points under a different trust "
-              "model, not bounds for the shuffled protocol. Like for like: the shuffled bound "
-              "and the replace-one central row use the same relation. This version computes "
-              "shuffle bounds under replace-one neighbours only.")
+              "model, not bounds for the shuffled protocol. Like for like, compare rows with "
+              "the same relation: shuffled and central add/remove, shuffled and central "
+              "replace-one.")
 
 
 _SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds,
