@@ -210,6 +210,15 @@ def test_grid_is_lazy_and_sized():
     assert list(g)[1] == {"eps0": 0.5, "n": 20, "delta": 1e-6}
 
 
+def test_parallel_tasks_keep_a_protocol_together_in_grid_order():
+    pts = list(sweep.Grid(eps0=[1.0, 2.0], n=[1000], rounds=[1, 2, 3], delta=1e-6))
+    tasks = list(sweep._tasks(pts, 2))
+    assert [len(t) for t in tasks] == [2, 1, 2, 1]
+    assert all(len({p["eps0"] for p in t}) == 1 for t in tasks)
+    assert [p for t in tasks for p in t] == pts
+    assert [len(t) for t in sweep._tasks(pts, 10)] == [3, 3]
+
+
 def test_joblib_workers_give_the_sequential_rows(small_csv, tmp_path):
     pytest.importorskip("joblib")
     out = tmp_path / "j.csv"

@@ -42,27 +42,61 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+#: Thread-count variables of the BLAS libraries numpy may use.
+_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _blas_threads() -> int:
+    """Threads this process's BLAS runs (threadpoolctl when installed; else OpenBLAS's
+    default, one per usable core)."""
+    try:
+        from threadpoolctl import threadpool_info
+        n = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+        if n:
+            return max(n)
+    except Exception:            # not installed, or a library it cannot query
+        pass
+    return _cpus()
+
+
 @contextlib.contextmanager
-def _inner_threads(workers: int):
-    """Worker processes started on this machine inherit ``SHUFFLEDP_THREADS`` = cores per
-    worker, so k workers do not each start a pool as wide as the whole machine (the answers
-    do not depend on the thread count: ``shuffledp._parallel``). A value the user set wins."""
-    if "SHUFFLEDP_THREADS" in os.environ:
-        yield
-        return
-    os.environ["SHUFFLEDP_THREADS"] = str(max(1, _cpus() // max(1, workers)))
+def _worker_env(workers: int | None):
+    """The environment worker processes started here inherit, restored afterwards.
+
+    * BLAS threads as in this process. Dask's nanny, joblib's loky and Ray all set 1 by
+      default, and a multi-threaded BLAS sums a long dot product in a thread-count-dependent
+      order: the last bit of a bound computed with ``np.dot`` then depends on the worker
+      (seen at fmt20, eps0 = 2.5, n = 1e7). Same threads, same rows as a sequential run.
+    * ``SHUFFLEDP_THREADS`` = cores per worker (when ``workers`` is given), so k workers do
+      not each start a pool as wide as the machine (shuffledp's own threads do not change
+      any answer: ``shuffledp._parallel``).
+
+    Variables the user set win.
+    """
+    want = {}
+    if workers:
+        want["SHUFFLEDP_THREADS"] = str(max(1, _cpus() // workers))
+    if not any(v in os.environ for v in _BLAS_VARS):
+        k = str(_blas_threads())
+        want.update({v: k for v in _BLAS_VARS})
+    set_here = [k for k in want if k not in os.environ]
+    for k in set_here:
+        os.environ[k] = want[k]
     try:
         yield
     finally:
-        os.environ.pop("SHUFFLEDP_THREADS", None)
+        for k in set_here:
+            os.environ.pop(k, None)
 
 
 class Backend:
     """``with open_backend(...) as b: for out in b.imap(fn, items): ...`` (input order)."""
 
     name = "sequential"
-    #: Points in flight at most (submitted, not yet yielded).
+    #: Tasks in flight at most (submitted, not yet yielded).
     window = 1
+    #: Tasks that run at the same time.
+    slots = 1
 
     def describe(self) -> str:
         return "sequential, in this process"
@@ -104,7 +138,7 @@ class _Joblib(Backend):
         self.jobs = jobs
         self._stack = contextlib.ExitStack()
         if backend != "threading":
-            self._stack.enter_context(_inner_threads(self.workers))
+            self._stack.enter_context(_worker_env(self.workers))
 
     @property
     def workers(self) -> int:
@@ -113,6 +147,10 @@ class _Joblib(Backend):
     @property
     def window(self):
         return 2 * self.workers
+
+    @property
+    def slots(self):
+        return self.workers
 
     def describe(self):
         kind = "threads" if self.name == "threading" else "worker processes"
@@ -139,6 +177,22 @@ def _scheduler_from_env():
     except ImportError:
         return None
     return dask.config.get("scheduler-address", None) or None
+
+
+def _nanny_config():
+    """Dask settings for starting local workers whose malloc behaves as in this process.
+
+    Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers by default, which turns off
+    glibc's adaptive mmap threshold: every large temporary array is then mapped and
+    unmapped afresh, and the page faults cost more system time than the sweep's arithmetic
+    (seen: 76 s of system time against 10 s sequential on the 300-point sweep). The BLAS
+    variables it would set to 1 are taken from this process's environment (``_worker_env``).
+    """
+    import dask
+    if os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        return contextlib.nullcontext()              # the user's choice
+    # None: the nanny leaves the variable unset in the workers.
+    return dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
 
 
 def _local_spec(spec: str):
@@ -174,10 +228,11 @@ class _Dask(Backend):
                 # One thread per worker process: the points are CPU-bound Python and numpy,
                 # so processes, not threads, run them side by side. Dashboard on a free
                 # port (None would still claim 8787, and warn when another cluster has it).
-                self._stack.enter_context(_inner_threads(k))
-                cluster = self._stack.enter_context(distributed.LocalCluster(
-                    n_workers=k, threads_per_worker=1, processes=True,
-                    dashboard_address=":0"))
+                self._stack.enter_context(_worker_env(k))
+                with _nanny_config():
+                    cluster = self._stack.enter_context(distributed.LocalCluster(
+                        n_workers=k, threads_per_worker=1, processes=True,
+                        dashboard_address=":0"))
                 self.where = f"a local cluster of {k} worker processes"
                 scheduler = cluster
             else:
@@ -190,15 +245,18 @@ class _Dask(Backend):
                                  f"{scheduler!r}: {exc}") from None
 
     @property
-    def window(self):
+    def slots(self):
         try:
-            threads = sum(w.get("nthreads", 1)
-                          for w in self.client.scheduler_info()["workers"].values())
+            return max(1, sum(w.get("nthreads", 1)
+                              for w in self.client.scheduler_info()["workers"].values()))
         except Exception:         # pragma: no cover - a scheduler that does not say
-            threads = 0
-        # Enough ahead that one slow point does not leave the other workers idle, few
+            return 1
+
+    @property
+    def window(self):
+        # Enough ahead that one slow task does not leave the other workers idle, few
         # enough that pending answers stay a bounded amount of memory.
-        return max(32, 4 * threads)
+        return max(32, 4 * self.slots)
 
     def describe(self):
         n = len(self.client.scheduler_info()["workers"])
@@ -220,19 +278,23 @@ class _Ray(Backend):
         ray = _need("ray", "--backend ray")
         self._ray = ray
         self._own = not ray.is_initialized()
+        self._stack = contextlib.ExitStack()
         if self._own:
             import logging
             kw = {}
             if address is None and not os.environ.get("RAY_ADDRESS"):
-                # A new local instance: --jobs CPUs (default: all of this machine's).
+                # A new local instance: --jobs CPUs (default: all of this machine's); its
+                # workers inherit this environment (_worker_env).
                 kw["num_cpus"] = _cpus() if jobs in (None, -1) else jobs
                 self.where = f"a local Ray instance with {kw['num_cpus']} CPUs"
+                self._stack.enter_context(_worker_env(kw["num_cpus"]))
             else:
                 self.where = f"the Ray cluster at {address or os.environ['RAY_ADDRESS']}"
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False,
                          logging_level=logging.WARNING, **kw)
             except ConnectionError as exc:
+                self._stack.close()
                 raise ValueError(f"--address: cannot reach a Ray cluster at "
                                  f"{address!r}: {exc}") from None
         else:
@@ -240,8 +302,12 @@ class _Ray(Backend):
         self._remote = {}
 
     @property
+    def slots(self):
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    @property
     def window(self):
-        return max(32, 4 * int(self._ray.cluster_resources().get("CPU", 1)))
+        return max(32, 4 * self.slots)
 
     def describe(self):
         return f"ray, {int(self._ray.cluster_resources().get('CPU', 0))} CPUs on {self.where}"
@@ -261,6 +327,7 @@ class _Ray(Backend):
     def close(self):
         if self._own and self._ray.is_initialized():
             self._ray.shutdown()
+        self._stack.close()
 
 
 def open_backend(backend: str | None = None, *, jobs: int | None = None, scheduler=None,
