@@ -295,3 +295,21 @@ def test_ray_missing_is_a_clear_error(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "shuffledp[cluster]" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_report_sweeps_on_a_dask_cluster_give_the_same_tables(tmp_path, dask_cluster):
+    from shuffledp import report
+    sc = {"n": 2000, "eps0": [0.5, 1.0], "mechanisms": ["ldp"], "n_grid": [1000, 2000],
+          "sections": ["eps0", "n"]}
+    here = report.build(sc, str(tmp_path / "a"), progress=False)
+    there = report.build(sc, str(tmp_path / "b"), progress=False, backend="dask",
+                         scheduler=dask_cluster.scheduler_address)
+    for name in ("eps_vs_eps0.csv", "eps_vs_n.csv"):
+        assert _strip(_rows(tmp_path / "a" / name)) == _strip(_rows(tmp_path / "b" / name))
+    assert here["sections"] == there["sections"]
+
+
+def test_report_backend_without_a_scheduler_exits_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    assert main(["report", "--out", str(tmp_path / "r"), "--backend", "dask"]) == 2
+    assert "--scheduler" in capsys.readouterr().err
