@@ -17,6 +17,7 @@ with an example, is in docs/report.md.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
@@ -340,7 +341,7 @@ def section_eps0(doc, sc, out, jobs, ctx):
     """1. ε against ε0, every bound, each mechanism (one round)."""
     d, n = sc["delta"], sc["n"]
     pts = grid(mechanism=sc["mechanisms"], eps0=sc["eps0"], n=[n], delta=[d], rounds=[1])
-    rows = _sweep(pts, n_jobs=jobs, progress=False)
+    rows = _sweep(pts, n_jobs=jobs, progress=False, backend=ctx.get("backend"))
     write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"))
     ctx["eps0_answers"] = {(r["mechanism"], float(r["eps0"])): r["epsilon"]
                            for r in rows if r["chosen"]}
@@ -363,7 +364,7 @@ def section_n(doc, sc, out, jobs, ctx):
     """2. ε against n at a fixed ε0."""
     d, e0 = sc["delta"], sc["eps0_fixed"]
     pts = grid(mechanism=sc["mechanisms"], eps0=[e0], n=sc["n_grid"], delta=[d], rounds=[1])
-    rows_n = _sweep(pts, n_jobs=jobs, progress=False)
+    rows_n = _sweep(pts, n_jobs=jobs, progress=False, backend=ctx.get("backend"))
     write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"))
     doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {d:g}, one round)")
     doc.table(["mechanism", "n", "answer (upper)", "bound", "valid for", "tightest lower",
@@ -586,8 +587,12 @@ _SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds
                   "gaussian": section_gaussian}
 
 
-def build(scenario: dict | None = None, out: str = "report", progress: bool | None = None) -> dict:
+def build(scenario: dict | None = None, out: str = "report", progress: bool | None = None,
+          *, backend=None, scheduler=None, address=None) -> dict:
     """Compute the report for a (validated) scenario into directory ``out``.
+
+    ``backend`` / ``scheduler`` / ``address``: where the eps0 and n sections' sweeps run
+    (as in ``shuffledp.sweep.stream``; docs/scale.md); the other sections run here.
 
     Returns ``{"out", "seconds", "files", "sections", "checks"}``; ``checks`` holds the
     cross-section consistency facts (the T = 1 answer of the rounds section against the
@@ -599,12 +604,18 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
     doc = _Doc(f"shuffledp report — {sc['name']}")
     _intro(doc, sc)
     ctx: dict = {}
-    with Progress(len(sc["sections"]) + 1, "report", enabled=progress) as bar:
-        for num, name in enumerate(sc["sections"], start=1):
-            ctx["num"] = num
-            _SECTION_FUNCS[name](doc, sc, out, sc["jobs"], ctx)
-            bar.update(note=name)
-        bar.update(note="writing")
+    with contextlib.ExitStack() as stack:
+        if backend is not None or scheduler is not None or address is not None:
+            from ._cluster import open_backend
+            jobs = None if sc["jobs"] == 1 else sc["jobs"]
+            ctx["backend"] = stack.enter_context(open_backend(
+                backend, jobs=jobs, scheduler=scheduler, address=address))
+        with Progress(len(sc["sections"]) + 1, "report", enabled=progress) as bar:
+            for num, name in enumerate(sc["sections"], start=1):
+                ctx["num"] = num
+                _SECTION_FUNCS[name](doc, sc, out, sc["jobs"], ctx)
+                bar.update(note=name)
+            bar.update(note="writing")
     checks = {}
     ans1 = ctx.get("rounds_answers", {}).get(1)
     key = (sc["mechanisms"][0], float(sc["eps0_fixed"]))
@@ -658,10 +669,22 @@ def add_cli(sub, protocol_args, num, int_like):
                    help="TOML or JSON scenario file, e.g. --scenario my.toml (default: the "
                         "built-in scenario, every section)")
     p.add_argument("--out", default="report", help="output directory, e.g. --out report")
+    from . import _cluster
+    p.add_argument("--backend", default=None, choices=_cluster.BACKENDS,
+                   help="where the eps0 and n sections' sweeps run, as for shuffledp sweep "
+                        "(loky and ray take the scenario's jobs), e.g. --backend dask")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler address or local:N, e.g. --scheduler local:2")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address, e.g. --address ray://10.0.0.5:10001")
 
     def run(a):
         sc = load_scenario(a.scenario) if a.scenario else {}
-        info = build(sc, a.out)
+        try:
+            info = build(sc, a.out, backend=a.backend, scheduler=a.scheduler,
+                         address=a.address)
+        except ImportError as exc:        # an extra that is not installed: exit 2
+            raise ValueError(str(exc)) from None
         print(f"report written to {info['out']}/report.md and report.html in {info['seconds']} s "
               f"({len(info['files'])} files)")
         return 0
