@@ -136,9 +136,12 @@ def test_report_section_6_same_noise_multiplier_and_relations(tmp_path):
     md = " ".join((tmp_path / "report.md").read_text().split())
     assert "noise multiplier 5 = sigma 2.5 per unit l2 diameter" in md
     rows = list(csv.DictReader(open(tmp_path / "gaussian_baselines.csv")))
+    # the shuffled protocol under each relation, then the three central baselines
     assert [r["relation"] for r in rows] == ["replace-one", "add/remove", "add/remove",
-                                             "replace-one"]
+                                             "add/remove", "replace-one"]
     assert float(rows[0]["epsilon"]) == pytest.approx(3.05, rel=0.01)
+    assert "shuffled" in rows[1]["protocol"] and "addremove" in rows[1]["source"]
+    rows = [rows[0]] + rows[2:]
     ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(5.0)), 5540)
     want = []
     for acc in (rdp.RdpAccountant(), pld.PLDAccountant(),
