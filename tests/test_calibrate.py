@@ -109,3 +109,86 @@ def test_calibrate_loop_lands_on_the_certified_side_in_few_steps():
     # a decreasing parameter (σ-like): the smallest x meeting the target
     x = _calibrate_loop(lambda s: 4.0 / s ** 2, 1.0, 0.5, 40.0, "smallest", 1e-5)
     assert 4.0 / x ** 2 <= 1.0 and 4.0 / x ** 2 >= 1.0 - 1e-5
+
+
+# ----- relation= (add/remove neighbours, docs/relations.md) -------------------------------
+AR = "add_or_remove_one"
+
+
+def _ar_eps(proto, delta, T=1):
+    return sd.epsilon(proto, delta, T, relation=AR)
+
+
+def test_eps0_under_add_remove_meets_the_add_remove_target():
+    c = sd.calibrate.eps0(n=5_000, epsilon=1.0, delta=1e-6, rounds=2,
+                          sampling=sd.CheckIn(0.5), relation=AR)
+    assert c.relation == AR and c.bound == "fmt20-addremove"
+    r = _ar_eps(sd.Shuffle(sd.LDP(c.value), 5_000, sampling=sd.CheckIn(0.5)), 1e-6, 2)
+    assert 1.0 * (1 - 1e-4) <= r.epsilon <= 1.0
+    # the largest: a slightly larger eps0 misses the add/remove target
+    r2 = _ar_eps(sd.Shuffle(sd.LDP(c.value * 1.001), 5_000, sampling=sd.CheckIn(0.5)), 1e-6, 2)
+    assert r2.epsilon > 1.0
+    assert "(add/remove neighbours)" in str(c)
+    assert c.to_dict()["relation"] == AR
+
+
+def test_sigma_under_add_remove_meets_the_add_remove_target():
+    s = sd.CheckIn(0.1)
+    c = sd.calibrate.sigma(n=20_000, epsilon=2.0, delta=1e-5, rounds=3, sampling=s,
+                           relation=AR)
+    assert c.relation == AR and c.bound == "trimmed-clone-addremove"
+    r = _ar_eps(sd.Shuffle(sd.Gaussian(c.value), 20_000, sampling=s), 1e-5, 3)
+    assert 2.0 * (1 - 1e-4) <= r.epsilon <= 2.0
+    assert _ar_eps(sd.Shuffle(sd.Gaussian(c.value * 0.999), 20_000, sampling=s),
+                   1e-5, 3).epsilon > 2.0
+
+
+def test_rounds_and_users_under_add_remove():
+    p = sd.Shuffle(sd.LDP(1.0), 5_000, sampling=sd.CheckIn(0.5))
+    c = sd.calibrate.rounds(p, epsilon=0.5, delta=1e-6, relation=AR)
+    T = int(c.value)
+    assert c.relation == AR and c.bound == "fmt20-addremove"
+    assert _ar_eps(p, 1e-6, T).epsilon <= 0.5 < _ar_eps(p, 1e-6, T + 1).epsilon
+    u = sd.calibrate.users(sd.LDP(1.0), epsilon=0.5, delta=1e-6, sampling=sd.CheckIn(0.5),
+                           relation=AR)
+    n = int(u.value)
+    assert u.relation == AR
+    assert _ar_eps(sd.Shuffle(sd.LDP(1.0), n, sampling=sd.CheckIn(0.5)), 1e-6).epsilon <= 0.5
+    assert _ar_eps(sd.Shuffle(sd.LDP(1.0), n - 1, sampling=sd.CheckIn(0.5)),
+                   1e-6).epsilon > 0.5
+
+
+@pytest.mark.parametrize("ask", [
+    lambda: sd.calibrate.eps0(n=1000, epsilon=1.0, delta=1e-6, relation=AR),
+    lambda: sd.calibrate.sigma(n=1000, epsilon=1.0, delta=1e-6, relation=AR),
+    lambda: sd.calibrate.rounds(sd.Shuffle(sd.LDP(1.0), 1000), epsilon=1.0, delta=1e-6,
+                                relation=AR),
+    lambda: sd.calibrate.users(sd.LDP(1.0), epsilon=1.0, delta=1e-6,
+                               sampling=sd.CheckIn(1.0), relation=AR),
+])
+def test_add_remove_with_everyone_reporting_is_refused(ask):
+    with pytest.raises(sd.NotApplicableError, match="number of reports reveals"):
+        ask()
+
+
+def test_relation_default_unchanged_and_validated():
+    a = sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, rounds=10)
+    b = sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, rounds=10, relation="replace_one")
+    assert a.value == b.value and a.relation == "replace_one"
+    assert f"{a:.4f}" == "2.8645"          # the documented replace-one value
+    assert "(replace-one neighbours)" in str(a) and a.to_dict()["relation"] == "replace-one"
+    with pytest.raises(ValueError, match="relation must be one of"):
+        sd.calibrate.eps0(n=10_000, epsilon=1.0, delta=1e-6, relation="add")
+
+
+def test_cli_calibrate_relation(capsys):
+    import json
+
+    from shuffledp.cli import main
+    assert main(["calibrate", "users", "--eps0", "1", "--epsilon", "0.5", "--delta", "1e-6",
+                 "--checkin", "0.5", "--relation", AR, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["relation"] == AR and d["bound"] == "fmt20-addremove"
+    assert main(["calibrate", "eps0", "--n", "1000", "--epsilon", "1", "--delta", "1e-6",
+                 "--relation", AR]) == 2
+    assert "number of reports reveals" in capsys.readouterr().err

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
 from .protocols import Shuffle
+from .relations import REPLACE_ONE, adjacency_text, everyone_reports_reason
+from .relations import relation as _relation
+from .relations import short as _short
 from .results import _Number
 
 __all__ = ["Calibration", "calibrate", "entry", "eps0", "sigma", "rounds", "users"]
@@ -65,6 +68,8 @@ class Calibration(_Number):
     protocol: Shuffle
     note: str | None = None  # e.g. the search cap was reached (the value is the cap)
     runner_up_value: float | None = None   # the parameter the runner-up alone allows
+    #: The neighbouring relation the certified ε holds under (docs/relations.md).
+    relation: str = REPLACE_ONE
     #: Finds the runner-up's own parameter on first use (a second calibration, as costly as
     #: the first, so it is not paid by callers that only want ``value``).
     _search: Any = field(default=None, compare=False, repr=False)
@@ -121,7 +126,8 @@ class Calibration(_Number):
              "runner_up_value": self.runner_up_value,
              "runner_up_epsilon": self.runner_up_epsilon,
              "protocol": self.protocol.describe(), "note": self.note,
-             "relation": "replace-one"}
+             "relation": ("replace-one" if self.relation == REPLACE_ONE
+                          else self.relation)}
         if self.noise_multiplier is not None:
             d["noise_multiplier"] = self.noise_multiplier
         if self.parameter == "sigma":
@@ -133,7 +139,6 @@ class Calibration(_Number):
         """Notebooks: the parameter, the certified ε it gives, the bound and the runner-up."""
         import html
 
-        from .results import ADJACENCY
         e = html.escape
         v = (f"{int(self.value)}" if self.parameter in ("rounds", "users")
              else f"{self.value:.8g}")
@@ -151,7 +156,7 @@ class Calibration(_Number):
         body = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(x)}</td></tr>"
                        for k, x in rows)
         return (f"<p><b>{e(self.parameter)} = {e(v)}</b></p><table>{body}</table>"
-                f"<p><small>{e(ADJACENCY)}</small></p>")
+                f"<p><small>{e(adjacency_text(self.relation))}</small></p>")
 
     def runner_up_text(self) -> str | None:
         """'fmt20-closed would allow eps0 = 2.1' (None without a runner-up)."""
@@ -170,7 +175,7 @@ class Calibration(_Number):
         sep = "\n" if self.parameter == "sigma" else ""
         s = (f"{self.parameter} = {self._value_text(self.value)}{sep}"
              f"  ->  epsilon = {self.epsilon:.6g} <= target {self.target:g} at delta = "
-             f"{self.delta:g}, rounds = {self.rounds} (replace-one neighbours)\n"
+             f"{self.delta:g}, rounds = {self.rounds} ({_short(self.relation)} neighbours)\n"
              f"certified by '{self.bound}' ({self.protocol.describe()})")
         if self.runner_up:
             s += f"\nrunner-up: {self.runner_up_text()}"
@@ -197,49 +202,50 @@ class _Missed:
     epsilon = math.inf
 
 
-def _best(proto, delta, T):
-    return _best_cached(proto, delta, T, _ONLY.get())
+def _best(proto, delta, T, relation=REPLACE_ONE):
+    return _best_cached(proto, delta, T, _ONLY.get(), relation)
 
 
 @functools.lru_cache(maxsize=64)
-def _best_cached(proto, delta, T, only):
+def _best_cached(proto, delta, T, only, relation=REPLACE_ONE):
     # Cached: the bracket, the loop's ends and the final record ask the same point again
     # (protocols are frozen and hashable; a Result is never modified).
     _step()
     if only is not None:
         try:
-            return _ask(proto, delta, T, only, None, "epsilon")
+            return _ask(proto, delta, T, only, None, "epsilon", relation=relation)
         except (NotApplicableError, ArithmeticError):
             return _Missed()
-    return _ask(proto, delta, T, None, None, "epsilon", upper_only=True)
+    return _ask(proto, delta, T, None, None, "epsilon", upper_only=True, relation=relation)
 
 
-def _meets(proto, delta, T, target) -> float:
+def _meets(proto, delta, T, target, relation=REPLACE_ONE) -> float:
     """A certified ε that is ≤ target exactly when the accountant's answer is (calibration's
     yes/no question, answered with the cheapest bounds that decide it); inf when every
     candidate provably stays above the target."""
     _step()
     try:
         return _ask(proto, delta, T, None, None, "epsilon", upper_only=True,
-                    target=target).epsilon
+                    target=target, relation=relation).epsilon
     except CannotBeat as exc:
         return max(exc.floor, math.nextafter(target, math.inf))
 
 
-def _finish(param, value, proto, target, delta, T):
+def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE):
     if _ONLY.get() is not None:
-        r = _best(proto, delta, T)
+        r = _best(proto, delta, T, relation)
         return Calibration(param, value, r.epsilon, target, delta, T, _ONLY.get(), None, None,
-                           proto)
-    r = _best(proto, delta, T)
+                           proto, relation=relation)
+    r = _best(proto, delta, T, relation)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
     ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
     from .accountant import applicable
-    rivals = tuple(b.id for b in applicable(proto)[0]
+    rivals = tuple(b.id for b in applicable(proto, relation)[0]
                    if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
-                       ru.bound if ru else None, None, proto, _rivals=rivals)
+                       ru.bound if ru else None, None, proto, _rivals=rivals,
+                       relation=relation)
 
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
@@ -307,14 +313,15 @@ def _family(template, e0):
 # ------------------------------------------------------------------------------------------
 def _ledger_epsilon(acc, delta, target=None):
     e = acc.entries
+    rel = acc.relation
     if len(e) == 1 and e[0].is_shuffle:
         if _ONLY.get() is not None:
             # The runner-up search: only the named bound certifies (see ``_best``).
-            return _best(e[0].item, delta, e[0].rounds).epsilon
+            return _best(e[0].item, delta, e[0].rounds, rel).epsilon
         if target is not None:
             # A yes/no question (integer parameters): the cheapest bounds that decide it.
-            return _meets(e[0].item, delta, e[0].rounds, target)
-        return _best(e[0].item, delta, e[0].rounds).epsilon
+            return _meets(e[0].item, delta, e[0].rounds, target, rel)
+        return _best(e[0].item, delta, e[0].rounds, rel).epsilon
     _step()
     return acc.epsilon(delta).epsilon
 
@@ -322,13 +329,14 @@ def _ledger_epsilon(acc, delta, target=None):
 def _finish_ledger(param, value, acc, target, delta):
     entries = acc.entries
     if len(entries) == 1 and entries[0].is_shuffle:
-        return _finish(param, value, entries[0].item, target, delta, entries[0].rounds)
+        return _finish(param, value, entries[0].item, target, delta, entries[0].rounds,
+                       acc.relation)
     r = acc.epsilon(delta)
     vals = sorted((val, n) for n, val, _, _ in r.composers if val is not None)
     ru = vals[1] if len(vals) > 1 else None
     return Calibration(param, value, r.epsilon, target, delta, r.rounds,
                        f"ledger:{r.composition}", f"ledger:{ru[1]}" if ru else None,
-                       ru[0] if ru else None, acc)
+                       ru[0] if ru else None, acc, relation=acc.relation)
 
 
 def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float, *,
@@ -424,9 +432,19 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
     return _finish_ledger(parameter, val, make(val), target, d)
 
 
-def _one(proto, T):
+def _one(proto, T, relation=REPLACE_ONE):
     from .ledger import Accountant
-    return Accountant(answer_only=True).compose(proto, T)
+    return Accountant(answer_only=True, relation=relation).compose(proto, T)
+
+
+def _check_relation(relation, sampling, what: str) -> str:
+    """The canonical relation; add/remove with every user reporting is refused up front
+    (no finite guarantee at any parameter: the count of reports reveals presence)."""
+    rel = _relation(relation)
+    if rel != REPLACE_ONE and (sampling is None or getattr(sampling, "rate", 0.0) >= 1.0):
+        raise NotApplicableError(f"calibrate.{what} with relation='add_or_remove_one' and "
+                                 f"sampling={sampling!r}: " + everyone_reports_reason())
+    return rel
 
 
 _PARAMS = ("eps0", "sigma", "rounds", "n")
@@ -450,7 +468,8 @@ def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta:
     e = entries[index]
 
     def rebuild(item, rounds):
-        acc = Accountant(pld_discretization=ledger.pld_discretization, answer_only=True)
+        acc = Accountant(pld_discretization=ledger.pld_discretization, answer_only=True,
+                         relation=ledger.relation)
         for j, x in enumerate(entries):
             if j == index % len(entries):
                 acc.compose(item, rounds, label=x.label)
@@ -500,7 +519,7 @@ def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta:
 
 def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None = None,
          mechanism: Mechanism | None = None, sampling: Sampling | None = None,
-         tol: float = 1e-5) -> Calibration:
+         tol: float = 1e-5, relation: object = REPLACE_ONE) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     The target is a central (ε, δ) guarantee under replacement adjacency; ε and ε0 are in
@@ -525,6 +544,10 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
         Who takes part in each round (the sampled bounds apply).
     tol : float
         Relative tolerance on ε at the answer (default 1e-5).
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
+        holds under this relation, certified by the bounds derived for it; add/remove
+        with every user reporting is refused (no finite guarantee).
 
     Returns
     -------
@@ -540,13 +563,14 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
     ('2.8645', 'fmt20', True)
     """
     return _with_runner_up(
-        _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol),
+        _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol,
+              relation=relation),
         lambda: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling,
-                      tol=1e-3))
+                      tol=1e-3, relation=relation))
 
 
 def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
-          tol=1e-5) -> Calibration:
+          tol=1e-5, relation=REPLACE_ONE) -> Calibration:
     if mechanism is not None:
         if k is not None:
             raise ValueError("pass at most one of k and mechanism")
@@ -563,8 +587,10 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
         return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n,
                        sampling=sampling)
 
+    rel = _check_relation(relation, sampling, "eps0")
+
     def eps_at(e0):
-        return _best(proto(e0), d, T).epsilon
+        return _best(proto(e0), d, T, rel).epsilon
 
     # ε(ε0) ≥ 0 and the trivial bound gives ε ≤ T·ε0, so ε0 = target/T always works.
     lo = target / T
@@ -575,7 +601,9 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
         if _ONLY.get() not in (None, "girgis-ub1"):
             raise NotApplicableError("the runner-up alone: no shortcut through girgis-ub1")
         def ub1(e0):
-            return _ask(proto(e0), d, T, "girgis-ub1", None, "epsilon").epsilon
+            # Under another relation girgis-ub1 is refused (NotApplicableError): no shortcut.
+            return _ask(proto(e0), d, T, "girgis-ub1", None, "epsilon",
+                        relation=rel).epsilon
         hi1 = lo * 2
         while ub1(hi1) <= target and hi1 < 700:
             hi1 *= 2
@@ -586,7 +614,7 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
         pass
     if not certified and eps_at(lo) > target:   # cannot happen with a correct trivial bound
         lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
-    return calibrate(lambda e0: _one(proto(e0), T), target, d, parameter="eps0",
+    return calibrate(lambda e0: _one(proto(e0), T, rel), target, d, parameter="eps0",
                      increasing=True, lo=lo, hi=max(1.5 * lo, 1e-3), limits=(0.0, 700.0), tol=tol)
 
 
@@ -667,7 +695,8 @@ def _closest_secant(seen, good, bad, aim=0.0):
 
 
 def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
-          sampling: Sampling | None = None, tol: float = 1e-5) -> Calibration:
+          sampling: Sampling | None = None, tol: float = 1e-5,
+          relation: object = REPLACE_ONE) -> Calibration:
     """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``.
 
     σ is the noise per unit ℓ2 *diameter* of the inputs (replacement adjacency): for
@@ -686,6 +715,10 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
         Who takes part in each round.
     tol : float
         Relative tolerance on ε at the answer (default 1e-5).
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
+        holds under this relation, certified by the bounds derived for it; add/remove
+        with every user reporting is refused (no finite guarantee).
 
     Returns
     -------
@@ -701,12 +734,14 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
     >>> f"{c:.4f}", c.bound
     ('0.9281', 'trimmed-clone-sampled')
     """
-    return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol),
+    return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol,
+                                  relation=relation),
                            lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
-                                          tol=1e-3))
+                                          tol=1e-3, relation=relation))
 
 
-def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibration:
+def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5,
+           relation=REPLACE_ONE) -> Calibration:
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
@@ -715,12 +750,13 @@ def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5) -> Calibrati
     def proto(s):
         return Shuffle(Gaussian(s), n, sampling=sampling)
 
-    return calibrate(lambda s: _one(proto(s), T), target, d, parameter="sigma",
+    rel = _check_relation(relation, sampling, "sigma")
+    return calibrate(lambda s: _one(proto(s), T, rel), target, d, parameter="sigma",
                      increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol)
 
 
 def rounds(proto: Shuffle, epsilon: float, delta: float, *,
-           max_rounds: int = 10**7) -> Calibration:
+           max_rounds: int = 10**7, relation: object = REPLACE_ONE) -> Calibration:
     """Largest number of rounds T for which ``proto`` meets (epsilon, delta).
 
     Replacement adjacency; the answer is an integer with ε(T) ≤ ``epsilon`` < ε(T + 1).
@@ -733,6 +769,10 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
         The target (ε > 0, δ in (0, 1)).
     max_rounds : int
         Search cap (default 10⁷); reaching it is stated in ``c.note``.
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
+        holds under this relation, certified by the bounds derived for it; add/remove
+        with every user reporting is refused (no finite guarantee).
 
     Returns
     -------
@@ -746,18 +786,21 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
     >>> int(c.value), c.bound
     (241, 'fmt20')
     """
-    return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds),
-                           lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds))
+    return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds,
+                                   relation=relation),
+                           lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds,
+                                           relation=relation))
 
 
-def _rounds(proto, epsilon, delta, *, max_rounds=10**7) -> Calibration:
+def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE) -> Calibration:
     if not isinstance(proto, Shuffle):
         raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
 
     max_rounds = v.integer("max_rounds", max_rounds, lo=1)
-    return calibrate(lambda T: _one(proto, int(T)), target, d, parameter="rounds",
+    rel = _check_relation(relation, proto.sampling, "rounds")
+    return calibrate(lambda T: _one(proto, int(T), rel), target, d, parameter="rounds",
                      increasing=True, discrete=True, lo=1, hi=4, growth=4,
                      limits=(1, max_rounds))
 
@@ -792,7 +835,8 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
 
 
 def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
-          sampling: Sampling | None = None, max_users: int = 10**10) -> Calibration:
+          sampling: Sampling | None = None, max_users: int = 10**10,
+          relation: object = REPLACE_ONE) -> Calibration:
     """Smallest number of users n for which the shuffle of ``mechanism`` meets the target.
 
     Replacement adjacency; the answer is an integer with ε(n) ≤ ``epsilon`` < ε(n − 1).
@@ -809,6 +853,10 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
         Who takes part in each round.
     max_users : int
         Search cap (default 10¹⁰).
+    relation : str or dp_accounting ``NeighboringRelation``
+        "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
+        holds under this relation, certified by the bounds derived for it; add/remove
+        with every user reporting is refused (no finite guarantee).
 
     Returns
     -------
@@ -823,17 +871,21 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
     (1167, 'fmt20')
     """
     return _with_runner_up(
-        _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users),
+        _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users,
+               relation=relation),
         lambda: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
-                       max_users=max_users))
+                       max_users=max_users, relation=relation))
 
 
-def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10) -> Calibration:
+def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10,
+           relation=REPLACE_ONE) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
 
-    return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling), T), target, d,
+    rel = _check_relation(relation, sampling, "users")
+    return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling), T, rel),
+                     target, d,
                      parameter="users", increasing=False, discrete=True,
                      limits=(1, max_users))
 
@@ -859,7 +911,8 @@ _EPILOG = """examples:
   shuffledp calibrate users --eps0 1 --mechanism rr:2 --epsilon 0.1 --delta 1e-6
 
 The answer is always on the certified side (its epsilon <= the target). The runner-up line
-gives the parameter the next-best bound would allow on its own. Neighbours: replace-one.
+gives the parameter the next-best bound would allow on its own. Neighbours: replace-one
+unless --relation add_or_remove_one (which needs sampling, e.g. --checkin).
 Gaussian noise: calibrate sigma prints sigma per unit l2 diameter AND the noise multiplier
 (2 * sigma: N(0, z^2 C^2 I) on inputs clipped to l2 norm C, the Opacus / dp_accounting
 unit); rounds/users take either --sigma (per unit diameter) or --noise-multiplier."""
@@ -922,6 +975,12 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
                    help="M users sampled without replacement per round, e.g. 1000")
     p.add_argument("--rounds", type=int_like, default=None,
                    help="number of rounds T (eps0, sigma, users; default 1), e.g. 10")
+    p.add_argument("--relation", default="replace_one",
+                   choices=("replace_one", "add_or_remove_one"),
+                   help="neighbouring relation of the target (default replace_one: one "
+                        "user's input replaced; add_or_remove_one: one user present or "
+                        "absent, as Opacus and dp_accounting state epsilon; needs sampling, "
+                        "e.g. --checkin)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(a):
@@ -959,18 +1018,20 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
                 if k is not None and (fam is not None or mk != k):
                     raise ValueError(f"--k {k} contradicts --mechanism {a.mechanism}")
                 k = mk
-            c = eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling)
+            c = eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling,
+                     relation=a.relation)
         elif a.what == "sigma":
-            c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling)
+            c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation)
         else:
             spec = (f"gaussian:{a.sigma!r}" if a.sigma is not None else
                     f"gaussian-nm:{a.noise_multiplier!r}" if a.noise_multiplier is not None
                     else (a.mechanism or "ldp"))
             mech = mechanism_from_spec(spec, a.eps0)
             if a.what == "rounds":
-                c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta)
+                c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta,
+                           relation=a.relation)
             else:
-                c = users(mech, a.epsilon, a.delta, T, sampling=sampling)
+                c = users(mech, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation)
         print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
         return 0
 

@@ -45,9 +45,14 @@ def json_output(a, result: dict, protocol: Shuffle | None = None) -> str:
     if protocol is not None:
         inputs["protocol"] = _protocol_inputs(protocol)
     out = dict(result)
-    if "relation" in out and out["relation"] != RELATION_ID:
+    rel = RELATION_ID
+    if out.get("relation") == "add_or_remove_one" or getattr(a, "relation", None) == \
+            "add_or_remove_one":
+        # An add/remove answer is never labelled replace-one (docs/relations.md).
+        rel = "add_or_remove_one"
+    if "relation" in out and out["relation"] != rel:
         out["relation_text"] = out["relation"]
-    out.update({"inputs": inputs, "relation": RELATION_ID, "version": _version()})
+    out.update({"inputs": inputs, "relation": rel, "version": _version()})
     from .results import _jsonable
     return json.dumps(_jsonable(out), default=str)
 

@@ -333,8 +333,11 @@ class Accountant:
     """
 
     def __init__(self, *, pld_discretization: float | None = None,
-                 answer_only: bool = False) -> None:
+                 answer_only: bool = False, relation: object = "replace_one") -> None:
+        from .relations import relation as _relation
         self._entries: list[Entry] = []
+        #: The neighbouring relation every entry is composed under (docs/relations.md).
+        self.relation = _relation(relation)
         #: True: skip lower bounds and estimates (they never change the answer; faster).
         self.answer_only = bool(answer_only)
         self.pld_discretization = (None if pld_discretization is None else
@@ -374,6 +377,11 @@ class Accountant:
         e = v.real("epsilon", epsilon, lo=0.0)
         return self._ask("delta", e)
 
+    def _replace_one_only(self, what):
+        if self.relation != "replace_one":
+            raise NotApplicableError(f"{what} of a ledger under add_or_remove_one is not "
+                                     "supported yet")
+
     def _need_entries(self):
         if not self._entries:
             raise ValueError("the ledger is empty: call compose(protocol_or_event, rounds) first")
@@ -403,6 +411,9 @@ class Accountant:
         merged = self._merged()
         if len(merged) == 1 and merged[0][0].is_shuffle:
             return self._one_shuffle(question, x, *merged[0])
+        if self.relation != "replace_one":
+            raise NotApplicableError("a ledger of several entries under add_or_remove_one is "
+                                     "not supported yet")
         R = sum(e.rounds for e in self._entries)
         dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
         views = []
@@ -459,9 +470,11 @@ class Accountant:
     def _one_shuffle(self, question, x, e, members):
         from . import accountant as _acc
         if self.answer_only:
-            r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True)
+            r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True,
+                          relation=self.relation)
         else:
-            r = (_acc.epsilon if question == "epsilon" else _acc.delta)(e.item, x, e.rounds)
+            r = (_acc.epsilon if question == "epsilon" else _acc.delta)(
+                e.item, x, e.rounds, relation=self.relation)
         ch = r.chosen
         val = r.epsilon if question == "epsilon" else r.delta
         routes = (ch.details.get("routes") if ch else None) or {r.composition: val}
@@ -478,6 +491,7 @@ class Accountant:
         """RDP curve of the whole ledger at ``orders`` (> 1): per entry the per-order minimum
         over its valid upper bounds, times its rounds, summed over entries."""
         self._need_entries()
+        self._replace_one_only("rdp")
         lam = v.orders("orders", orders)
         total = np.zeros(lam.shape)
         per_entry = []
@@ -505,6 +519,7 @@ class Accountant:
         """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
         on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
         self._need_entries()
+        self._replace_one_only("to_dp_accounting")
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
         parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R)) if e.is_shuffle
@@ -518,6 +533,7 @@ class Accountant:
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The ledger as plain data (the ledger-file format, ``docs/ledger.md``)."""
+        self._replace_one_only("to_dict")
         entries: list[dict] = []
         out: dict = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION,
                      "relation": "replace-one", "entries": entries}
