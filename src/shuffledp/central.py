@@ -11,6 +11,12 @@ same convention is used for ``LaplaceDpEvent(b)`` (Laplace of scale b, shift 2),
 dp_accounting itself only analyses under add/remove. Events dp_accounting cannot analyse
 under REPLACE_ONE (a Poisson-sampled Laplace, for one) are refused with a message naming
 the event.
+
+A ledger built with ``relation="add_or_remove_one"`` analyses its central events under
+``NeighboringRelation.ADD_OR_REMOVE_ONE`` instead: dp_accounting's own convention, a
+``GaussianDpEvent(z)`` is N(0, z²) vs N(1, z²) (sensitivity 1), a ``LaplaceDpEvent(b)`` is
+Laplace of scale b shifted by 1, a Poisson-sampled Gaussian is dp_accounting's sampled PLD
+with both directions (docs/relations.md, "Ledgers under add/remove").
 """
 
 from __future__ import annotations
@@ -26,6 +32,19 @@ __all__ = ["RELATION", "flatten_event", "EventViews", "event_to_dict", "event_fr
 
 RELATION = ("replace-one (neighbouring datasets differ in one individual's record, same size; "
             "dp_accounting NeighboringRelation.REPLACE_ONE)")
+RELATION_ADD_OR_REMOVE = ("add_or_remove_one (neighbouring datasets differ by one "
+                          "individual's presence; dp_accounting "
+                          "NeighboringRelation.ADD_OR_REMOVE_ONE)")
+
+
+def relation_text(relation: str) -> str:
+    """The ledger's relation sentence (``LedgerResult.relation``)."""
+    return RELATION if relation == "replace_one" else RELATION_ADD_OR_REMOVE
+
+
+def _nr(relation: str):
+    from dp_accounting import NeighboringRelation as NR
+    return NR.REPLACE_ONE if relation == "replace_one" else NR.ADD_OR_REMOVE_ONE
 
 
 def _dpe():
@@ -64,9 +83,10 @@ def _check_supported(event):
     if isinstance(event, E.PoissonSampledDpEvent):
         if not isinstance(event.event, E.GaussianDpEvent):
             raise NotApplicableError(
-                f"{name} of {type(event.event).__name__}: dp_accounting does not analyse it "
-                "under REPLACE_ONE (the ledger's relation: replacement); only a Poisson-sampled "
-                "GaussianDpEvent is supported")
+                f"{name} of {type(event.event).__name__}: not supported in a ledger "
+                "(dp_accounting does not analyse it under REPLACE_ONE, and a ledger holds one "
+                "relation whichever it is); only a Poisson-sampled GaussianDpEvent is "
+                "supported")
         if not 0.0 <= event.sampling_probability <= 1.0:
             raise ValueError(f"{name}: sampling_probability must be in [0, 1]; got "
                              f"{event.sampling_probability!r}")
@@ -77,10 +97,12 @@ def _check_supported(event):
         "PoissonSampledDpEvent of a Gaussian, SelfComposedDpEvent, ComposedDpEvent)")
 
 
-def _pld(event, d: float, count: int):
+def _pld(event, d: float, count: int, relation: str = "replace_one"):
     from dp_accounting import NeighboringRelation as NR
     from dp_accounting.pld import privacy_loss_distribution as P
     E = _dpe()
+    if relation != "replace_one":
+        return _pld_add_remove(event, d, count)
     if isinstance(event, E.GaussianDpEvent):
         # count Gaussians with σ compose exactly to one with σ/√count
         return P.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count),
@@ -101,16 +123,45 @@ def _pld(event, d: float, count: int):
     raise NotApplicableError(f"{type(event).__name__}: no PLD")
 
 
-def _rdp_curve(event):
-    """RDP under REPLACE_ONE where the closed form is known, else None."""
+def _pld_add_remove(event, d: float, count: int):
+    """dp_accounting's pessimistic PLD under ADD_OR_REMOVE_ONE (both directions; its own
+    sensitivity-1 convention)."""
+    from dp_accounting import NeighboringRelation as NR
+    from dp_accounting.pld import privacy_loss_distribution as P
     E = _dpe()
+    AR = NR.ADD_OR_REMOVE_ONE
+    if isinstance(event, E.GaussianDpEvent):
+        return P.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count),
+                                         value_discretization_interval=d,
+                                         neighboring_relation=AR)
+    if isinstance(event, E.LaplaceDpEvent):
+        # dp_accounting analyses the Laplace under add/remove (its only relation for it).
+        pld = P.from_laplace_mechanism(event.noise_multiplier, sensitivity=1.0,
+                                       value_discretization_interval=d)
+        return pld.self_compose(count) if count > 1 else pld
+    if isinstance(event, E.PoissonSampledDpEvent):
+        if event.sampling_probability == 0.0:
+            return P.identity(value_discretization_interval=d)
+        pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
+                                        value_discretization_interval=d,
+                                        sampling_prob=event.sampling_probability,
+                                        neighboring_relation=AR)
+        return pld.self_compose(count) if count > 1 else pld
+    raise NotApplicableError(f"{type(event).__name__}: no PLD")
+
+
+def _rdp_curve(event, relation: str = "replace_one"):
+    """RDP under the ledger's relation where the closed form is known, else None (a
+    Poisson-sampled Gaussian: the ledger uses its PLD)."""
+    E = _dpe()
+    shift = 2.0 if relation == "replace_one" else 1.0
     if isinstance(event, E.GaussianDpEvent):
         z = float(event.noise_multiplier)
-        # N(0, z²) vs N(2, z²): D_λ = λ·2²/(2z²) (Mironov 2017, Prop. 7)
-        return lambda o: 2.0 * (o.astype(float)) / (z * z) * (1.0 + 1e-12)
+        # N(0, z²) vs N(shift, z²): D_λ = λ·shift²/(2z²) (Mironov 2017, Prop. 7)
+        return lambda o: shift ** 2 / 2.0 * (o.astype(float)) / (z * z) * (1.0 + 1e-12)
     if isinstance(event, E.LaplaceDpEvent):
         b = float(event.noise_multiplier)
-        s = 2.0 / b   # shift 2, scale b
+        s = shift / b   # shift 2 (replace-one) or 1 (add/remove), scale b
 
         def lap(o):
             # Mironov 2017 (arXiv:1702.07476), Prop. 6, ratio s = shift/scale, in log space
@@ -127,20 +178,21 @@ class EventViews:
 
     kind = "upper"
 
-    def __init__(self, event):
+    def __init__(self, event, relation: str = "replace_one"):
         self.event = event
+        self.relation = relation
         self.source = type(event).__name__
         self._d1 = 1e-3      # single-occurrence (ε, δ) view: pessimistic, coarse is enough
         self._single = None
 
     def _one(self):
         if self._single is None:
-            self._single = _pld(self.event, self._d1, 1)
+            self._single = _pld(self.event, self._d1, 1, self.relation)
         return self._single
 
     @property
     def rdp(self):
-        f = _rdp_curve(self.event)
+        f = _rdp_curve(self.event, self.relation)
         return None if f is None else RdpView(f, 10**6, "dense")
 
     @property
@@ -153,10 +205,11 @@ class EventViews:
 
     @property
     def pld(self):
-        return PldView(build=lambda d, c: _pld(self.event, d, c))
+        return PldView(build=lambda d, c: _pld(self.event, d, c, self.relation))
 
     def valid_for(self) -> str:
-        return describe_event(self.event) + " (central; replace-one, dp_accounting convention)"
+        rel = "replace-one" if self.relation == "replace_one" else "add/remove"
+        return describe_event(self.event) + f" (central; {rel}, dp_accounting convention)"
 
 
 def describe_event(e) -> str:

@@ -46,8 +46,8 @@ def json_output(a, result: dict, protocol: Shuffle | None = None) -> str:
         inputs["protocol"] = _protocol_inputs(protocol)
     out = dict(result)
     rel = RELATION_ID
-    if out.get("relation") == "add_or_remove_one" or getattr(a, "relation", None) == \
-            "add_or_remove_one":
+    if str(out.get("relation", "")).startswith("add_or_remove_one") or \
+            getattr(a, "relation", None) == "add_or_remove_one":
         # An add/remove answer is never labelled replace-one (docs/relations.md).
         rel = "add_or_remove_one"
     if "relation" in out and out["relation"] != rel:

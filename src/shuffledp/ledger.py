@@ -25,12 +25,16 @@ bounds only (estimates and lower bounds never enter):
 A one-entry ledger of a shuffled protocol is exactly ``sd.epsilon(proto, delta, rounds)``
 (the same candidate loop). Entries with identical items are merged first (their rounds
 summed), so the same rounds get the same answer however they were entered. All entries
-are analysed under one neighbouring relation: replacement of one individual's record
-(``central.RELATION``).
+are analysed under one neighbouring relation, the ledger's ``relation``: replacement of one
+individual's record by default (``central.RELATION``), or ``"add_or_remove_one"`` — shuffled
+entries then answered by the bounds derived for add/remove, central events by
+dp_accounting under ``NeighboringRelation.ADD_OR_REMOVE_ONE`` (docs/relations.md). A mix of
+relations is refused.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -41,10 +45,11 @@ import numpy as np
 
 from . import _validate as v
 from . import composers as _composers
-from .central import (RELATION, EventViews, describe_event, event_from_dict, event_to_dict,
-                      flatten_event)
+from .central import (EventViews, describe_event, event_from_dict, event_to_dict,
+                      flatten_event, relation_text)
 from .errors import NotApplicableError
 from .protocols import Shuffle
+from .relations import adjacency_text
 from .results import RdpCurve, _jsonable
 from .spec import proto_from_dict, proto_to_dict
 from .views import RdpView
@@ -211,14 +216,23 @@ class _ShuffleEntryViews:
 
     kind = "upper"
 
-    def __init__(self, proto, delta_ref: float):
-        from .accountant import applicable
-        ok, _ = applicable(proto)
+    def __init__(self, proto, delta_ref: float, relation: str = "replace_one",
+                 rounds: int = 1):
+        from .accountant import _check_relation, _under, applicable
+        _check_relation(proto, relation)
+        ok, no = applicable(proto, relation)
         self.proto = proto
         self.bounds = [b for b in ok if b.kind == "upper" and b.default]
         if not self.bounds:
-            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}")
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
+                                     + _under(relation, no))
         self._views = {b.id: b.views(proto, derive_pld=True) for b in self.bounds}
+        for b in self.bounds:
+            if hasattr(b, "ledger_pld_atoms"):
+                # A bound whose pair depends on the question (an optimised ε0): the pair
+                # it would pick for this entry's rounds at the reference δ.
+                self._views[b.id] = _LedgerPairViews(self._views[b.id], b, proto, delta_ref,
+                                                     rounds)
         self._rank = {}
         for b in self.bounds:
             try:
@@ -314,6 +328,31 @@ class _ShuffleEntryViews:
         return " AND ".join(dict.fromkeys(vals)) if vals else self.valid_for()
 
 
+class _LedgerPairViews:
+    """A bound's views with its PLD view replaced by ``ledger_pld_atoms`` (see there)."""
+
+    def __init__(self, base, bound, proto, delta, rounds):
+        self._base, self._b, self._p, self._d, self._T = base, bound, proto, delta, rounds
+
+    @property
+    def rdp(self):
+        return self._base.rdp
+
+    @property
+    def dp(self):
+        return self._base.dp
+
+    @functools.cached_property
+    def pld(self):
+        # cached: the search behind the pair runs once per entry, however often it is asked
+        from .views import PldView
+        try:
+            atoms = self._b.ledger_pld_atoms(self._p, self._d, self._T)
+        except (NotApplicableError, ArithmeticError, ValueError):
+            return None
+        return None if atoms is None else PldView(atoms=lambda: atoms)
+
+
 class _EventEntryViews(EventViews):
     def bound_for(self, composer: str, order=None) -> str:
         return f"dp_accounting:{self.source}"
@@ -330,6 +369,13 @@ class Accountant:
     pld_discretization : float, optional
         Grid of the PLD convolution when several entries are mixed (default 2e-4; the ε it
         may cost is at most Σ rounds × grid, usually far less).
+    relation : str or dp_accounting ``NeighboringRelation``
+        The one neighbouring relation every entry is composed under: "replace_one"
+        (default) or "add_or_remove_one" (docs/relations.md). Under add/remove, shuffled
+        entries are answered by the bounds derived for it (a protocol in which every user
+        reports is refused when composed), central events by dp_accounting under
+        ``NeighboringRelation.ADD_OR_REMOVE_ONE``; composing a ledger of another relation
+        is refused.
     """
 
     def __init__(self, *, pld_discretization: float | None = None,
@@ -345,12 +391,27 @@ class Accountant:
                                           lo=0.0, lo_open=True, hi=1.0))
 
     # ----- building ------------------------------------------------------------------
-    def compose(self, item: Shuffle | DpEvent, rounds: int = 1, *,
+    def compose(self, item: Shuffle | DpEvent | Accountant, rounds: int = 1, *,
                 label: str | None = None) -> Accountant:
-        """Add ``rounds`` adaptive rounds of ``item`` (a ``Shuffle`` or a dp_accounting event)."""
+        """Add ``rounds`` adaptive rounds of ``item``: a ``Shuffle``, a dp_accounting event,
+        or another ledger of the same relation (its entries, each repeated ``rounds``
+        times)."""
         rounds = v.integer("rounds", rounds, lo=1)
         if isinstance(item, Shuffle):
+            if self.relation != "replace_one":
+                from .relations import refuse_everyone_reports
+                refuse_everyone_reports(item)
             self._entries.append(Entry(item, rounds, label or item.describe()))
+            return self
+        if isinstance(item, Accountant):
+            if item.relation != self.relation:
+                raise ValueError(
+                    f"cannot compose a ledger under relation={item.relation!r} into a ledger "
+                    f"under relation={self.relation!r}: every entry of a ledger is analysed "
+                    "under one neighbouring relation, and numbers under different relations "
+                    "do not compose (docs/relations.md)")
+            for e in item.entries:
+                self._entries.append(Entry(e.item, e.rounds * rounds, label or e.label))
             return self
         if type(item).__module__.startswith("dp_accounting"):
             for e, c in flatten_event(item, rounds):
@@ -368,19 +429,16 @@ class Accountant:
 
     # ----- questions -----------------------------------------------------------------
     def epsilon(self, delta: float) -> LedgerResult:
-        """Smallest certified ε such that the whole ledger is (ε, δ)-DP (replace-one)."""
+        """Smallest certified ε such that the whole ledger is (ε, δ)-DP (under the ledger's
+        ``relation``)."""
         d = v.probability("delta", delta)
         return self._ask("epsilon", d)
 
     def delta(self, epsilon: float) -> LedgerResult:
-        """Smallest certified δ such that the whole ledger is (ε, δ)-DP (replace-one)."""
+        """Smallest certified δ such that the whole ledger is (ε, δ)-DP (under the ledger's
+        ``relation``)."""
         e = v.real("epsilon", epsilon, lo=0.0)
         return self._ask("delta", e)
-
-    def _replace_one_only(self, what):
-        if self.relation != "replace_one":
-            raise NotApplicableError(f"{what} of a ledger under add_or_remove_one is not "
-                                     "supported yet")
 
     def _need_entries(self):
         if not self._entries:
@@ -411,14 +469,12 @@ class Accountant:
         merged = self._merged()
         if len(merged) == 1 and merged[0][0].is_shuffle:
             return self._one_shuffle(question, x, *merged[0])
-        if self.relation != "replace_one":
-            raise NotApplicableError("a ledger of several entries under add_or_remove_one is "
-                                     "not supported yet")
         R = sum(e.rounds for e in self._entries)
         dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
         views = []
         for e, _ in merged:
-            views.append(_ShuffleEntryViews(e.item, dref) if e.is_shuffle else _EventEntryViews(e.item))
+            views.append(_ShuffleEntryViews(e.item, dref, self.relation, e.rounds) if e.is_shuffle
+                         else _EventEntryViews(e.item, self.relation))
         parts = [(vw, e.rounds) for vw, (e, _) in zip(views, merged)]
         rows, outs = [], []
         order = sorted(_composers.all_composers(), key=lambda c: type(c).floor is not _composers.Composer.floor)
@@ -463,7 +519,8 @@ class Accountant:
                      for (e, members), vw, s in zip(merged, views, shares) for m in members)
         valid = " AND ".join(dict.fromkeys(en.valid_for for en in ents))
         eps, dlt = (best.value, x) if question == "epsilon" else (x, best.value)
-        return LedgerResult(question, eps, dlt, best.composition, "upper", valid, RELATION,
+        return LedgerResult(question, eps, dlt, best.composition, "upper", valid,
+                            relation_text(self.relation),
                             ents, tuple(rows), best.details.get("share_basis", ""),
                             dict(best.details))
 
@@ -482,7 +539,7 @@ class Accountant:
         ent = tuple(EntryShare(m.label, m.rounds, r.bound, m.rounds / e.rounds, r.valid_for)
                     for m in members)
         return LedgerResult(question, r.epsilon, r.delta, r.composition, r.kind, r.valid_for,
-                            RELATION, ent, rows,
+                            relation_text(self.relation), ent, rows,
                             "the only entry" if len(members) == 1 else
                             "rounds (identical entries merged into one)",
                             {"result": r, "candidates": r.candidates})
@@ -491,39 +548,43 @@ class Accountant:
         """RDP curve of the whole ledger at ``orders`` (> 1): per entry the per-order minimum
         over its valid upper bounds, times its rounds, summed over entries."""
         self._need_entries()
-        self._replace_one_only("rdp")
         lam = v.orders("orders", orders)
         total = np.zeros(lam.shape)
         per_entry = []
         from . import accountant as _acc
         for e in self._entries:
             if e.is_shuffle:
-                c = _acc.rdp(e.item, lam, rounds=e.rounds)
+                c = _acc.rdp(e.item, lam, rounds=e.rounds, relation=self.relation)
                 vals, who = np.asarray(c.values, dtype=float), c.bound
             else:
-                f = _rdp_curve_event(e.item)
+                f = _rdp_curve_event(e.item, self.relation)
                 if f is None:
                     raise NotApplicableError(
-                        f"{type(e.item).__name__}: no RDP view under replace-one (dp_accounting's "
-                        "RDP accountant does not support this event under REPLACE_ONE)")
+                        f"{type(e.item).__name__}: no RDP view in a ledger (dp_accounting's RDP "
+                        "accountant supports a Poisson-sampled Gaussian only under "
+                        "ADD_OR_REMOVE_ONE, and this library composes it through its PLD); "
+                        "ask the ledger's epsilon or delta instead")
                 vals, who = e.rounds * _real_orders(f, lam), "dp_accounting:" + type(e.item).__name__
             total = total + vals
             per_entry.append({"label": e.label, "bound": who, "values": vals})
         return RdpCurve(lam, total, "ledger", "upper",
                         " AND ".join(dict.fromkeys(
-                            _valid_for_static(e) for e in self._entries)),
+                            _valid_for_static(e, self.relation) for e in self._entries)),
                         sum(e.rounds for e in self._entries),
-                        {"entries": per_entry, "relation": RELATION})
+                        {"entries": per_entry, "relation": relation_text(self.relation)},
+                        adjacency=adjacency_text(self.relation), relation=self.relation)
 
     def to_dp_accounting(self, *, discretization: float = 1e-4) -> PrivacyLossDistribution:
         """The whole ledger as one dp_accounting ``PrivacyLossDistribution`` (pessimistic,
-        on the grid ``discretization``; see ``shuffledp.to_dp_accounting``)."""
+        on the grid ``discretization``; see ``shuffledp.to_dp_accounting``), under the
+        ledger's relation: compose it with PLDs of the same ``NeighboringRelation``."""
         self._need_entries()
-        self._replace_one_only("to_dp_accounting")
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
-        parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R)) if e.is_shuffle
-                   else _EventEntryViews(e.item)), e.rounds) for e, _ in self._merged()]
+        parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R), self.relation, e.rounds)
+                   if e.is_shuffle
+                   else _EventEntryViews(e.item, self.relation)), e.rounds)
+                 for e, _ in self._merged()]
         for vw, _ in parts:
             if vw.pld is None:
                 raise NotApplicableError(f"{vw.bound_for('pld')}: no dominating pair (PLD view)")
@@ -533,10 +594,11 @@ class Accountant:
     # ----- state -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The ledger as plain data (the ledger-file format, ``docs/ledger.md``)."""
-        self._replace_one_only("to_dict")
         entries: list[dict] = []
         out: dict = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION,
-                     "relation": "replace-one", "entries": entries}
+                     "relation": ("replace-one" if self.relation == "replace_one"
+                                  else self.relation),
+                     "entries": entries}
         if self.pld_discretization is not None:
             out["pld_discretization"] = self.pld_discretization
         for e in self._entries:
@@ -557,14 +619,25 @@ class Accountant:
             raise ValueError(f"format must be {LEDGER_FORMAT!r}; got {d.get('format')!r}")
         if int(d.get("version", LEDGER_VERSION)) != LEDGER_VERSION:
             raise ValueError(f"version must be {LEDGER_VERSION}; got {d.get('version')!r}")
-        rel = d.get("relation", "replace-one")
-        if rel != "replace-one":
-            raise ValueError(f"relation must be 'replace-one' (the only one supported); got {rel!r}")
+        from .relations import relation as _relation
         entries = d.get("entries")
         if not isinstance(entries, list) or not entries:
             raise ValueError("entries must be a non-empty list of tables with 'rounds' and "
                              "either 'shuffle' or 'central'")
-        acc = cls(pld_discretization=d.get("pld_discretization"))
+        # One relation for the whole file: the top-level key, and any entry that names one
+        # must name the same (a mix of relations does not compose).
+        named = {}
+        if "relation" in d:
+            named["relation"] = _relation(d["relation"])
+        for i, row in enumerate(entries):
+            if isinstance(row, dict) and "relation" in row:
+                named[f"entries[{i}].relation"] = _relation(row["relation"])
+        if len(set(named.values())) > 1:
+            raise ValueError("a ledger is composed under one neighbouring relation; this one "
+                             "names several: " + ", ".join(f"{k} = {x!r}"
+                                                           for k, x in named.items()))
+        rel = next(iter(named.values()), "replace_one")
+        acc = cls(pld_discretization=d.get("pld_discretization"), relation=rel)
         for i, row in enumerate(entries):
             if not isinstance(row, dict) or ("shuffle" in row) == ("central" in row):
                 raise ValueError(f"entries[{i}] must have exactly one of 'shuffle' or 'central'; got {row!r}")
@@ -579,7 +652,8 @@ class Accountant:
         return "ledger: " + "; ".join(e.describe() for e in self._entries)
 
     def __repr__(self):
-        return f"Accountant({len(self._entries)} entries: " + "; ".join(
+        rel = "" if self.relation == "replace_one" else f"relation={self.relation!r}, "
+        return f"Accountant({rel}{len(self._entries)} entries: " + "; ".join(
             e.describe() for e in self._entries) + ")"
 
 
@@ -597,18 +671,18 @@ def _split_share(share, rounds: int, total: int):
     return None if share is None else share * rounds / total
 
 
-def _valid_for_static(e: Entry) -> str:
+def _valid_for_static(e: Entry, relation: str = "replace_one") -> str:
     if e.is_shuffle:
         from .accountant import applicable
-        ok, _ = applicable(e.item)
+        ok, _ = applicable(e.item, relation)
         ups = [b for b in ok if b.kind == "upper" and b.default]
         return min((b.valid_for(e.item) for b in ups), key=len) if ups else "none"
     return describe_event(e.item) + " (central)"
 
 
-def _rdp_curve_event(event):
+def _rdp_curve_event(event, relation: str = "replace_one"):
     from .central import _rdp_curve
-    return _rdp_curve(event)
+    return _rdp_curve(event, relation)
 
 
 def _real_orders(f, lam):
@@ -617,8 +691,8 @@ def _real_orders(f, lam):
                       dtype=float)
 
 
-def to_dp_accounting(proto: Shuffle, rounds: int = 1, *,
-                     discretization: float = 1e-4) -> PrivacyLossDistribution:
+def to_dp_accounting(proto: Shuffle, rounds: int = 1, *, discretization: float = 1e-4,
+                     relation: object = "replace_one") -> PrivacyLossDistribution:
     """``rounds`` adaptive rounds of ``proto`` as a dp_accounting ``PrivacyLossDistribution``.
 
     The PLD is that of the dominating pair of the protocol's tightest valid upper bound
@@ -626,11 +700,13 @@ def to_dp_accounting(proto: Shuffle, rounds: int = 1, *,
     pair: binary randomized response at ε0), both directions, losses rounded *up* to the
     grid ``discretization`` (pessimistic: its δ(ε) is an upper bound; the rounding costs at
     most ``rounds × discretization`` in ε) and truncated mass charged as infinite loss.
-    Neighbouring relation: replacement. Compose it with your own dp_accounting PLDs built
-    on the same grid (``value_discretization_interval``) and with
-    ``NeighboringRelation.REPLACE_ONE``; add ``composition.PLD_ABS_SLACK`` to any δ read
-    from it for the FFT's floating-point error.
+    Neighbouring relation: ``relation`` (default replacement; ``"add_or_remove_one"``: the
+    add/remove pair of the bounds derived for it, both directions). Compose it with your own
+    dp_accounting PLDs built on the same grid (``value_discretization_interval``) and with
+    the same ``NeighboringRelation`` (``REPLACE_ONE`` or ``ADD_OR_REMOVE_ONE``); add
+    ``composition.PLD_ABS_SLACK`` to any δ read from it for the FFT's floating-point error.
     """
     if not isinstance(proto, Shuffle):
         raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
-    return Accountant().compose(proto, rounds).to_dp_accounting(discretization=discretization)
+    return Accountant(relation=relation).compose(proto, rounds).to_dp_accounting(
+        discretization=discretization)

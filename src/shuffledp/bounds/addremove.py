@@ -200,6 +200,15 @@ class TrimmedCloneAddRemove(Bound):
                             f"holds at n = {proto.n}")
         return val, det
 
+    def ledger_pld_atoms(self, proto, delta, rounds):
+        """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
+        bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
+        pair; the search only makes it tight). None when no ε0 gives a finite pair."""
+        _, det = self._search(proto, float(delta), int(rounds), "epsilon")
+        hp = trimmed_pair(int(proto.n), float(proto.sampling.rate),
+                          float(proto.mechanism.sigma), float(det["eps0"]))
+        return None if hp is None else ar.ar_pld_atoms(hp)
+
     def epsilon_route(self, proto, delta, rounds, route):
         val, det = self._search(proto, float(delta), int(rounds), "epsilon")
         return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
