@@ -188,3 +188,41 @@ def test_changing_noise_is_a_ledger_and_validation():
     assert step_protocol(2.0, 1.0, 10).sampling is None
     assert step_protocol(2.0, 1.0, 10).mechanism == sd.Gaussian.from_noise_multiplier(2.0)
     assert step_protocol(2.0, 1.0, 10).mechanism.sigma == 1.0     # z/2: replace-one, clip C
+
+
+def test_add_remove_relation_reports_the_add_remove_bound_of_the_same_protocol():
+    AR = "add_or_remove_one"
+    a = ShuffleAccountant(n_users=1000, relation=AR)
+    b = ShuffleAccountant(n_users=1000)
+    for acc in (a, b):
+        for _ in range(3):
+            acc.step(noise_multiplier=8.0, sample_rate=0.2)
+    p = step_protocol(8.0, 0.2, 1000)
+    assert a.get_epsilon(1e-6) == sd.epsilon(p, 1e-6, 3, relation=AR).epsilon
+    assert a.last_result.bound == "trimmed-clone-addremove"
+    assert b.get_epsilon(1e-6) == sd.epsilon(p, 1e-6, 3).epsilon      # default unchanged
+    assert b.relation == "replace_one"
+    # every user reporting: no add/remove guarantee, refused at the step
+    with pytest.raises(sd.NotApplicableError, match="number of reports reveals"):
+        a.step(noise_multiplier=8.0, sample_rate=1.0)
+    # the relation travels with the state and must match
+    fresh = ShuffleAccountant(n_users=1000, relation=AR)
+    fresh.load_state_dict(a.state_dict())
+    assert fresh.get_epsilon(1e-6) == a.get_epsilon(1e-6)
+    with pytest.raises(ValueError, match="relation"):
+        ShuffleAccountant(n_users=1000).load_state_dict(a.state_dict())
+
+
+def test_client_side_engine_under_add_remove():
+    AR = "add_or_remove_one"
+    loader = _data()
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    engine = _quiet_engine(ShufflePrivacyEngine, relation=AR)
+    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                             noise_multiplier=Z, max_grad_norm=1.0)
+    _train(model, opt, loader, 5)
+    ref = sd.epsilon(sd.Shuffle(sd.Gaussian.from_noise_multiplier(Z), n=N,
+                                sampling=sd.CheckIn(0.1)), 1e-5, rounds=5, relation=AR)
+    assert engine.get_epsilon(1e-5) == ref.epsilon
+    assert engine.accountant.relation == AR

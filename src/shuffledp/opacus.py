@@ -26,6 +26,11 @@ model; its ε is Opacus' own (add/remove neighbours, a trusted server). So:
 * ``ShuffleAccountant`` attached to a stock engine sees, at the first step, that the noise
   is central: it warns (``CentralNoiseWarning``) and ``get_epsilon`` refuses
   (``CentralNoiseError``), naming the central ε (Opacus' RDP accountant) instead.
+* ``relation="add_or_remove_one"`` (on ``ShuffleAccountant``, ``ShufflePrivacyEngine`` and
+  ``noise_multiplier_for``) reports the add/remove bound of the same protocol — the
+  relation Opacus' own ε is stated under (docs/relations.md); the default is replace-one.
+  A step in which every user reports (sample rate 1) has no add/remove guarantee and is
+  refused.
 * ``make_private_with_epsilon`` of a stock engine carrying a ``ShuffleAccountant`` is refused
   with a message saying what to use (the accountant is registered with Opacus under the
   name ``"shuffledp"`` for exactly this).
@@ -46,6 +51,8 @@ from . import _validate as v
 from .ledger import Accountant
 from .mechanisms import Gaussian
 from .protocols import CheckIn, Shuffle
+from .relations import REPLACE_ONE, refuse_everyone_reports
+from .relations import relation as _relation
 
 __all__ = ["ShuffleAccountant", "ShufflePrivacyEngine", "ClientNoiseDPOptimizer",
            "ClientNoiseDPPerLayerOptimizer", "CentralNoiseError", "CentralNoiseWarning",
@@ -79,24 +86,25 @@ def step_protocol(noise_multiplier: float, sample_rate: float, n_users: int) -> 
     """One client-side step as a shuffled protocol: each of ``n_users`` checks in with
     probability ``sample_rate`` and adds noise multiplier z to its clipped report:
     ``Shuffle(Gaussian.from_noise_multiplier(z), n_users, CheckIn(sample_rate))``
-    (replace-one neighbours; no sampling when the rate is 1)."""
+    (no sampling when the rate is 1). The same protocol under either relation: the
+    accountant's ``relation`` chooses the bound."""
     g = Gaussian.from_noise_multiplier(noise_multiplier)
     q = v.real("sample_rate", sample_rate, lo=0.0, hi=1.0, lo_open=True)
     return Shuffle(g, n=n_users, sampling=None if q == 1.0 else CheckIn(q))
 
 
 def noise_multiplier_for(target_epsilon: float, target_delta: float, *, sample_rate: float,
-                         steps: int, n_users: int):
+                         steps: int, n_users: int, relation: object = REPLACE_ONE):
     """The smallest noise multiplier z whose client-side protocol (``step_protocol``) meets
     (``target_epsilon``, ``target_delta``) after ``steps`` steps, by the shuffle bound.
 
     Returns the ``sd.calibrate.sigma`` calibration (σ per unit diameter, certified side:
-    its ε ≤ the target); ``.noise_multiplier`` is z = 2σ.
+    its ε ≤ the target under ``relation``); ``.noise_multiplier`` is z = 2σ.
     """
     from . import calibrate
     q = v.real("sample_rate", sample_rate, lo=0.0, hi=1.0, lo_open=True)
     return calibrate.sigma(n_users, target_epsilon, target_delta, steps,
-                           sampling=None if q == 1.0 else CheckIn(q))
+                           sampling=None if q == 1.0 else CheckIn(q), relation=relation)
 
 
 # ------------------------------------------------------------------------------------------
@@ -164,11 +172,16 @@ class ShuffleAccountant(IAccountant):
     step; steps reported by an Opacus optimizer are checked: a stock (central-noise)
     optimizer's steps are kept apart in ``central_history``, warned about, and make
     ``get_epsilon`` raise ``CentralNoiseError`` with the central ε.
+
+    ``relation``: "replace_one" (default) or "add_or_remove_one" (or dp_accounting's
+    ``NeighboringRelation``): the bound reported is the one derived for that relation, for
+    the same protocol (docs/relations.md); ``last_result.relation`` states it.
     """
 
-    def __init__(self, n_users: int):
+    def __init__(self, n_users: int, relation: object = REPLACE_ONE):
         super().__init__()
         self.n_users = v.integer("n_users", n_users, lo=1)
+        self.relation = _relation(relation)
         self.central_history = []       # (z, q, steps) reported by a central-noise optimizer
         self.last_result = None
 
@@ -184,7 +197,9 @@ class ShuffleAccountant(IAccountant):
             history.append((z, q, 1))
 
     def step(self, *, noise_multiplier: float, sample_rate: float):
-        step_protocol(noise_multiplier, sample_rate, self.n_users)     # validates
+        p = step_protocol(noise_multiplier, sample_rate, self.n_users)     # validates
+        if self.relation != REPLACE_ONE:
+            refuse_everyone_reports(p)      # sample rate 1: no add/remove guarantee
         self._record(self.history, noise_multiplier, sample_rate)
 
     def get_optimizer_hook_fn(self, sample_rate: float):
@@ -208,7 +223,7 @@ class ShuffleAccountant(IAccountant):
         return sum(k for _, _, k in self.history) + sum(k for _, _, k in self.central_history)
 
     def ledger(self) -> Accountant:
-        acc = Accountant(answer_only=True)
+        acc = Accountant(answer_only=True, relation=self.relation)
         for z, q, k in self.history:
             acc.compose(step_protocol(z, q, self.n_users), k)
         return acc
@@ -239,6 +254,7 @@ class ShuffleAccountant(IAccountant):
     def state_dict(self, destination=None):
         d = super().state_dict(destination)
         d["n_users"] = self.n_users
+        d["relation"] = self.relation
         d["central_history"] = [tuple(h) for h in self.central_history]
         return d
 
@@ -246,6 +262,11 @@ class ShuffleAccountant(IAccountant):
         n = state_dict.get("n_users") if state_dict else None
         if n is not None and int(n) != self.n_users:
             raise ValueError(f"state_dict n_users must equal this accountant's n_users={self.n_users}; got {n!r}")
+        rel = _relation(state_dict.get("relation", REPLACE_ONE)) if state_dict else self.relation
+        if rel != self.relation:
+            raise ValueError(f"state_dict relation must equal this accountant's relation="
+                             f"{self.relation!r}; got {rel!r} (steps accounted under one "
+                             "relation do not carry over to another)")
         super().load_state_dict(state_dict)
         self.history = [tuple(h) for h in self.history]
         self.central_history = [tuple(h) for h in state_dict.get("central_history", [])]
@@ -283,11 +304,16 @@ class ShufflePrivacyEngine(PrivacyEngine):
     ``n_users``: the number of users n (default: the dataset's length, one example per
     user). Supported: Poisson sampling (each user checks in independently), flat or
     per-layer clipping, one process; anything else is refused before the model is touched.
+    ``relation``: the neighbouring relation of the accountant and of
+    ``make_private_with_epsilon``'s calibration ("replace_one" default, or
+    "add_or_remove_one").
     """
 
-    def __init__(self, *, n_users: int | None = None, secure_mode: bool = False):
+    def __init__(self, *, n_users: int | None = None, secure_mode: bool = False,
+                 relation: object = REPLACE_ONE):
         super().__init__(accountant="rdp", secure_mode=secure_mode)
         self.n_users = None if n_users is None else v.integer("n_users", n_users, lo=1)
+        self.relation = _relation(relation)
         self.accountant = None          # a ShuffleAccountant once make_private knows n
         self.calibration = None         # make_private_with_epsilon's sd.calibrate answer
 
@@ -308,7 +334,7 @@ class ShufflePrivacyEngine(PrivacyEngine):
             raise ValueError("distributed training is not supported by ShufflePrivacyEngine")
         n = self.n_users if self.n_users is not None else len(data_loader.dataset)
         if self.accountant is None:
-            self.accountant = ShuffleAccountant(n_users=n)
+            self.accountant = ShuffleAccountant(n_users=n, relation=self.relation)
         elif self.accountant.n_users != n:
             raise ValueError(f"n_users must stay {self.accountant.n_users} for this engine's "
                              f"accountant; got a dataset of {n}")
@@ -337,7 +363,7 @@ class ShufflePrivacyEngine(PrivacyEngine):
         self.calibration = noise_multiplier_for(target_epsilon, target_delta,
                                                 sample_rate=sample_rate,
                                                 steps=v.integer("steps", steps, lo=1),
-                                                n_users=n)
+                                                n_users=n, relation=self.relation)
         return self.make_private(module=module, optimizer=optimizer, data_loader=data_loader,
                                  noise_multiplier=self.calibration.noise_multiplier,
                                  max_grad_norm=max_grad_norm, **kwargs)
