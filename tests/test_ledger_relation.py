@@ -6,7 +6,6 @@ the refusals (every user reporting, a mix of relations).
 """
 
 import json
-import math
 
 import pytest
 
