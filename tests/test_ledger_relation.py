@@ -168,3 +168,16 @@ def test_compose_cli_relation(tmp_path, capsys):
     g.write_text(f.read_text().replace('relation = "add_or_remove_one"\n', ""))
     assert main(["compose", str(g), "--delta", "1e-6", "--relation", AR]) == 0
     assert "add_or_remove_one" in capsys.readouterr().out
+
+
+@needs_pld
+def test_calibrate_entry_keeps_the_ledger_relation():
+    from dp_accounting import dp_event as E
+    acc = sd.Accountant(relation=AR).compose(LDP_P, 2).compose(E.GaussianDpEvent(8.0), 1)
+    c = sd.calibrate.entry(acc, 0, "rounds", epsilon=0.8, delta=1e-6)
+    assert c.relation == AR
+    T = int(c.value)
+    at = sd.Accountant(relation=AR).compose(LDP_P, T).compose(E.GaussianDpEvent(8.0), 1)
+    assert at.epsilon(1e-6).epsilon <= 0.8
+    more = sd.Accountant(relation=AR).compose(LDP_P, T + 1).compose(E.GaussianDpEvent(8.0), 1)
+    assert more.epsilon(1e-6).epsilon > 0.8
