@@ -181,3 +181,19 @@ def test_calibrate_entry_keeps_the_ledger_relation():
     assert at.epsilon(1e-6).epsilon <= 0.8
     more = sd.Accountant(relation=AR).compose(LDP_P, T + 1).compose(E.GaussianDpEvent(8.0), 1)
     assert more.epsilon(1e-6).epsilon > 0.8
+
+
+@needs_pld
+def test_poisson_sampled_laplace_only_under_add_remove():
+    import dp_accounting as dpa
+    from dp_accounting import dp_event as E
+    from dp_accounting.pld import pld_privacy_accountant as P
+    ev = E.PoissonSampledDpEvent(0.05, E.LaplaceDpEvent(2.0))
+    with pytest.raises(NotApplicableError, match="only a Poisson-sampled GaussianDpEvent"):
+        sd.Accountant().compose(ev, 10)
+    ours = sd.Accountant(relation=AR).compose(ev, 10).epsilon(1e-6).epsilon
+    ref = P.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                          value_discretization_interval=1e-4)
+    ref.compose(ev, 10)
+    exact = ref.get_epsilon(1e-6)
+    assert exact * (1 - 1e-3) <= ours <= exact * 1.05

@@ -16,7 +16,8 @@ A ledger built with ``relation="add_or_remove_one"`` analyses its central events
 ``NeighboringRelation.ADD_OR_REMOVE_ONE`` instead: dp_accounting's own convention, a
 ``GaussianDpEvent(z)`` is N(0, z²) vs N(1, z²) (sensitivity 1), a ``LaplaceDpEvent(b)`` is
 Laplace of scale b shifted by 1, a Poisson-sampled Gaussian is dp_accounting's sampled PLD
-with both directions (docs/relations.md, "Ledgers under add/remove").
+with both directions, and so is a Poisson-sampled Laplace (which dp_accounting analyses
+only under add/remove; docs/ledger.md, "Add/remove ledgers").
 """
 
 from __future__ import annotations
@@ -56,23 +57,23 @@ def _dpe():
     return dp_event
 
 
-def flatten_event(event, count: int = 1) -> list:
+def flatten_event(event, count: int = 1, relation: str = "replace_one") -> list:
     """[(elementary event, count)] for Self-/Composed events; refuses unsupported ones."""
     E = _dpe()
     if isinstance(event, E.SelfComposedDpEvent):
-        return flatten_event(event.event, count * int(event.count))
+        return flatten_event(event.event, count * int(event.count), relation)
     if isinstance(event, E.ComposedDpEvent):
         out = []
         for e in event.events:
-            out.extend(flatten_event(e, count))
+            out.extend(flatten_event(e, count, relation))
         return out
     if isinstance(event, E.NoOpDpEvent):
         return []
-    _check_supported(event)
+    _check_supported(event, relation)
     return [(event, count)]
 
 
-def _check_supported(event):
+def _check_supported(event, relation: str = "replace_one"):
     E = _dpe()
     name = type(event).__name__
     if isinstance(event, (E.GaussianDpEvent, E.LaplaceDpEvent)):
@@ -81,7 +82,10 @@ def _check_supported(event):
                              f"no finite privacy guarantee); got {event.noise_multiplier!r}")
         return
     if isinstance(event, E.PoissonSampledDpEvent):
-        if not isinstance(event.event, E.GaussianDpEvent):
+        # Under add/remove dp_accounting analyses a Poisson-sampled Laplace as well.
+        ok = ((E.GaussianDpEvent,) if relation == "replace_one"
+              else (E.GaussianDpEvent, E.LaplaceDpEvent))
+        if not isinstance(event.event, ok):
             raise NotApplicableError(
                 f"{name} of {type(event.event).__name__}: not supported in a ledger "
                 "(dp_accounting does not analyse it under REPLACE_ONE, and a ledger holds one "
@@ -90,7 +94,7 @@ def _check_supported(event):
         if not 0.0 <= event.sampling_probability <= 1.0:
             raise ValueError(f"{name}: sampling_probability must be in [0, 1]; got "
                              f"{event.sampling_probability!r}")
-        _check_supported(event.event)
+        _check_supported(event.event, relation)
         return
     raise NotApplicableError(
         f"{name}: not supported in a ledger (supported: GaussianDpEvent, LaplaceDpEvent, "
@@ -142,10 +146,15 @@ def _pld_add_remove(event, d: float, count: int):
     if isinstance(event, E.PoissonSampledDpEvent):
         if event.sampling_probability == 0.0:
             return P.identity(value_discretization_interval=d)
-        pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
-                                        value_discretization_interval=d,
-                                        sampling_prob=event.sampling_probability,
-                                        neighboring_relation=AR)
+        if isinstance(event.event, E.LaplaceDpEvent):
+            pld = P.from_laplace_mechanism(event.event.noise_multiplier, sensitivity=1.0,
+                                           value_discretization_interval=d,
+                                           sampling_prob=event.sampling_probability)
+        else:
+            pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
+                                            value_discretization_interval=d,
+                                            sampling_prob=event.sampling_probability,
+                                            neighboring_relation=AR)
         return pld.self_compose(count) if count > 1 else pld
     raise NotApplicableError(f"{type(event).__name__}: no PLD")
 

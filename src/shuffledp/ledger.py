@@ -414,7 +414,7 @@ class Accountant:
                 self._entries.append(Entry(e.item, e.rounds * rounds, label or e.label))
             return self
         if type(item).__module__.startswith("dp_accounting"):
-            for e, c in flatten_event(item, rounds):
+            for e, c in flatten_event(item, rounds, self.relation):
                 self._entries.append(Entry(e, c, label or "central " + describe_event(e)))
             return self
         raise ValueError("item must be a Shuffle(...) or a dp_accounting DpEvent "
