@@ -345,3 +345,21 @@ def test_tiny_eps0_clone_pairs_are_not_uninformative(e0):
             if c.kind == "upper":
                 assert c.epsilon > 0.0, (proto, c.bound)
                 assert _exact_delta(proto, c.epsilon) <= 1e-30 * (1 + 1e-12), (c.bound, c.epsilon)
+
+
+def test_rdp_point_cache_is_capped_in_bytes(monkeypatch):
+    """The clone pair's cache of RDP point sets stays under its byte cap (the most recent
+    entry is always kept), and the values do not depend on what was evicted."""
+    from shuffledp import clone_pair as cp
+    sd.clear_caches()
+    pairs = [cp.fmt20_pair(1.0, n) for n in (2000, 3000, 5000)]
+    orders = [2, 64, 1000]                   # high orders: summed point by point, cached
+    ref = [cp.pair_rdp(p, orders) for p in pairs]
+    assert len(cp._TERMS_CACHE) >= 2         # the cache was used
+    sd.clear_caches()
+    monkeypatch.setattr(cp, "_TERMS_CACHE_BYTES", 1)        # keep only the newest
+    got = [cp.pair_rdp(p, orders) for p in pairs]
+    assert len(cp._TERMS_CACHE) == 1
+    for a, b in zip(got, ref):
+        assert np.array_equal(a, b)
+    sd.clear_caches()

@@ -843,10 +843,24 @@ def pair_rdp(pair: ClonePair, orders, step: int | None = None,
 _CHUNK_POINTS = 1_000_000
 
 
-#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. Twelve entries of
-#: at most RDP_POINT_BUDGET points (two float64 arrays each): ≤ 770 MB.
+#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. At most twelve
+#: entries and at most ``_TERMS_CACHE_BYTES`` in all (the most recent entry is always
+#: kept): a sweep over many protocols held 12 entries of up to ~150 MB each (1.5 GB peak);
+#: one question at n = 1e6, T = 10 uses ~380 MB of them.
 _TERMS_CACHE: "dict" = {}
 _TERMS_CACHE_SIZE = 12
+_TERMS_CACHE_BYTES = 600 * 2**20
+
+
+def _nbytes(obj) -> int:
+    """Bytes held by the numpy arrays inside nested tuples, lists and dicts."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(x) for x in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(x) for x in obj.values())
+    return 0
 
 
 def _rdp_terms(pair: ClonePair, K: float, step, budget, jstop: int | None = None,
@@ -897,6 +911,9 @@ def _rdp_terms(pair: ClonePair, K: float, step, budget, jstop: int | None = None
         hit = (chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass), logw_memo)
     _TERMS_CACHE[key] = hit                     # most recently used last
     while len(_TERMS_CACHE) > _TERMS_CACHE_SIZE:
+        _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
+    # (sizes measured at eviction time: a hit's memo of log weights may have grown since)
+    while len(_TERMS_CACHE) > 1 and sum(map(_nbytes, _TERMS_CACHE.values())) > _TERMS_CACHE_BYTES:
         _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
     return hit
 
