@@ -29,6 +29,17 @@ NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n u
           "or PLD composition")
 
 
+def _checkin_reason(proto):
+    """Why an add/remove pair does not apply to this sampling (None: check-in, rate < 1)."""
+    s = proto.sampling
+    if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
+        return everyone_reports_reason()
+    if not isinstance(s, CheckIn):
+        return ("not derived for add/remove neighbours with a fixed sample size "
+                "(WithoutReplacement); use CheckIn(rate)")
+    return None
+
+
 @register
 class FMT20AddRemove(Bound):
     id = "fmt20-addremove"
@@ -50,13 +61,7 @@ class FMT20AddRemove(Bound):
                 return ("the Gaussian mechanism is not eps0-LDP for any finite eps0; under "
                         "add/remove use trimmed-clone-addremove")
             return r
-        s = proto.sampling
-        if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
-            return everyone_reports_reason()
-        if not isinstance(s, CheckIn):
-            return ("not derived for add/remove neighbours with a fixed sample size "
-                    "(WithoutReplacement); use CheckIn(rate)")
-        return None
+        return _checkin_reason(proto)
 
     def valid_for(self, proto):
         return ("any eps0-LDP randomizer (adaptive sequences included); add/remove "
@@ -81,12 +86,8 @@ class FMT20AddRemove(Bound):
     def pld_atoms(self, proto):
         return ar.ar_pld_atoms(self.pair(proto))
 
-    def _pld_route(self, proto, rounds, x, question):
-        logp, logq, tail = self.pld_atoms(proto)
-        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        # Both directions composed (the pair is not symmetric: adding ≠ removing).
-        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=False)
-        return Outcome(float(val), "upper", "pld", det)
+    # Both directions composed (pld_symmetric False: adding ≠ removing).
+    _pld_route = Bound._pld_of_own_atoms
 
     def routes(self, rounds):
         r = super().routes(rounds)
@@ -141,16 +142,7 @@ class TrimmedCloneAddRemove(Bound):
 
     def check(self, proto):
         from .gaussian import gaussian_reason
-        r = gaussian_reason(proto)
-        if r:
-            return r
-        s = proto.sampling
-        if s is None or (isinstance(s, CheckIn) and s.rate >= 1.0):
-            return everyone_reports_reason()
-        if not isinstance(s, CheckIn):
-            return ("not derived for add/remove neighbours with a fixed sample size "
-                    "(WithoutReplacement); use CheckIn(rate)")
-        return None
+        return gaussian_reason(proto) or _checkin_reason(proto)
 
     def valid_for(self, proto):
         return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "

@@ -216,6 +216,8 @@ class Bound:
     #: Lower bounds only: True when ``pld_atoms`` is the output pair of one instance (a
     #: dataset pair), so its T-fold product is exactly what T rounds leak on that instance.
     pld_is_instance: bool = False
+    #: The swap of the victim's inputs maps P to Q: one PLD direction suffices.
+    pld_symmetric: bool = False
 
     #: True when one RDP order costs ~0.1 s (exact pair sums): the search uses the sparse grid.
     rdp_expensive: bool = False
@@ -243,6 +245,16 @@ class Bound:
         c = _composers.get("pld")
         parts = [(self.views(proto), rounds)]
         return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
+
+    def _pld_of_own_atoms(self, proto, rounds, x, question):
+        """``rounds`` rounds of this bound's ``pld_atoms`` by ``composition.pld_epsilon`` /
+        ``pld_delta`` (its tail at infinite loss; both directions unless ``pld_symmetric``):
+        the ``_pld_route`` of bounds that compose their own dominating pair directly."""
+        logp, logq, tail = self.pld_atoms(proto)
+        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
+        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail),
+                      symmetric=self.pld_symmetric)
+        return Outcome(float(val), "upper", "pld", det)
 
     def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
         if self._own_pld(route):

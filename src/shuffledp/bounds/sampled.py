@@ -130,11 +130,7 @@ class _HiddenBound(Bound):
     def pld_atoms(self, proto):
         return sp.hidden_pld_atoms(self.hidden(proto))
 
-    def _pld_route(self, proto, rounds, x, question):
-        logp, logq, tail = self.pld_atoms(proto)
-        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=True)
-        return Outcome(float(val), "upper", "pld", det)
+    _pld_route = Bound._pld_of_own_atoms     # symmetric (pld_symmetric above)
 
     def routes(self, rounds):
         r = super().routes(rounds)
