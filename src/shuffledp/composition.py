@@ -704,10 +704,18 @@ def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0,
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
-    val, det = _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric)
+    return _default_then_finer(
+        lambda d: _pld_delta_at(lp, lq, rounds, eps, extra, d, symmetric),
+        lp, lq, rounds, discretization, symmetric, worth=lambda val: val > 0.0)
+
+
+def _default_then_finer(at, lp, lq, rounds, discretization, symmetric, worth):
+    """``at(discretization)``; with no discretization given, also ``at`` the finer step of
+    ``_finer_step`` when ``worth(value)``, and the smaller certified value of the two."""
+    val, det = at(discretization)
     fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
-    if fine is not None and val > 0.0:
-        v2, det2 = _pld_delta_at(lp, lq, rounds, eps, extra, fine, symmetric)
+    if fine is not None and worth(val):
+        v2, det2 = at(fine)
         det2["default_grid_value"] = val
         if v2 < val:
             val, det = v2, det2
@@ -736,14 +744,10 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
     lp, lq, extra = _check_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
-    eps, det = _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric)
-    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
-    if fine is not None and math.isfinite(eps) and eps > 0.0:
-        e2, det2 = _pld_epsilon_at(lp, lq, rounds, delta, extra, fine, symmetric)
-        det2["default_grid_value"] = eps
-        if e2 < eps:
-            eps, det = e2, det2
-    return eps, det
+    return _default_then_finer(
+        lambda d: _pld_epsilon_at(lp, lq, rounds, delta, extra, d, symmetric),
+        lp, lq, rounds, discretization, symmetric,
+        worth=lambda val: math.isfinite(val) and val > 0.0)
 
 
 def _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric):
