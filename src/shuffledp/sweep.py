@@ -84,13 +84,9 @@ def _sigma(point):
                          f"sigma={s!r}, noise_multiplier={z!r}")
     if z is None:
         return s
-    from . import _validate as v
-    z = v.real("noise_multiplier", z, lo=0.0, lo_open=True)
-    # A noise multiplier z adds noise z*C to gradients clipped to norm C, whose l2 diameter
-    # is 2C; sigma here is per unit diameter, so sigma = z/2 (README, "Neighbouring
-    # datasets"). The same conversion as sd.Gaussian.from_noise_multiplier, written out
-    # here so that sweeps do not depend on that constructor.
-    return z / 2.0
+    # The one conversion of the library (validates z and names the parameter).
+    from .mechanisms import Gaussian
+    return Gaussian.from_noise_multiplier(z).sigma
 
 
 def _mechanism(point):
