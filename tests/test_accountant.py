@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
+from shuffledp.composers.kov15 import _homogeneous_floor
 from shuffledp.bounds import girgis as g
 
 
@@ -173,9 +174,9 @@ def test_kov15_floor_uses_the_per_round_delta_cap():
     k = sd.epsilon(p, delta=d, rounds=T, bound="blanket", composition="kov15").epsilon
     best = sd.epsilon(p, delta=d, rounds=T).epsilon
     assert best < 0.5 * k
-    f = b._kov15_floor(p, d, T, best)
+    f = _homogeneous_floor(b.views(p).dp, d, T, best)
     assert best <= f <= k                       # proven, and a floor
-    assert b._kov15_floor(p, d, T, k * 1.001) == -math.inf   # never claims more than k
+    assert _homogeneous_floor(b.views(p).dp, d, T, k * 1.001) == -math.inf   # never claims more than k
     r = sd.epsilon(p, delta=d, rounds=T)
     skipped = r.chosen.details.get("routes_skipped", {})
     assert r.bound == "blanket" and skipped["kov15"].startswith("skipped: cannot beat")
@@ -190,9 +191,9 @@ def test_closed_form_kov15_floor_is_below_its_route(n, T, d):
     assert b.cheap_epsilon_one
     p = sd.Shuffle(sd.LDP(1.0), n=n)
     k = sd.epsilon(p, delta=d, rounds=T, bound="fmt20-closed", composition="kov15").epsilon
-    f = b._kov15_floor(p, d, T, 0.5 * k)
+    f = _homogeneous_floor(b.views(p).dp, d, T, 0.5 * k)
     assert 0.5 * k <= f <= k
     bisected = type(b)()
     bisected.cheap_epsilon_one = False           # the bisection path, on the same bound
-    generic = bisected._kov15_floor(p, d, T, 0.5 * k)
+    generic = _homogeneous_floor(bisected.views(p).dp, d, T, 0.5 * k)
     assert generic <= f * (1 + 1e-9)

@@ -20,6 +20,8 @@ import shuffledp as sd
 from shuffledp import gparv, iid_sum
 from shuffledp.bounds import blanket as B
 from shuffledp.bounds import get
+from shuffledp.select import bound_answer
+from shuffledp.views import DeltaAt
 from shuffledp.composition import pld_unavailable_reason
 
 import oracle
@@ -247,7 +249,7 @@ def test_two_rounds_pld_and_rdp_dominate(case, enumerated):
     for eps in (0.4,):
         worst = max(_hockey(np.outer(p, p).ravel(), np.outer(q, q).ravel(), eps)
                     for p, q in pairs)
-        pld = b.delta(proto, eps, rounds=2, composition="pld").value
+        pld = bound_answer(b, proto, DeltaAt(eps), 2, "pld").value
         assert pld >= worst, (name, eps, pld, worst)
     for lam in (2, 5):
         worst = 0.0

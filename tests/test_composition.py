@@ -18,6 +18,8 @@ import pytest
 
 import oracle
 import shuffledp as sd
+from shuffledp.select import bound_answer
+from shuffledp.views import DeltaAt, EpsilonAt
 from shuffledp import composition as comp
 from shuffledp.bounds.base import Bound
 from shuffledp.errors import NotApplicableError
@@ -428,7 +430,7 @@ def test_routes_offered():
 def test_trivial_kov15_beats_rdp_at_moderate_T():
     triv = sd.bounds.get("trivial")
     for T in (10, 50):
-        o = triv.epsilon(PROTO, 1e-6, T)
+        o = bound_answer(triv, PROTO, EpsilonAt(1e-6), T)
         assert o.composition == "kov15"
         assert o.details["routes"]["kov15"] < o.details["routes"]["rdp"]
         assert set(o.details["statements"]) == {"kov15-optimal", "kov15-closed"}
@@ -445,17 +447,17 @@ def test_trivial_kov15_beats_rdp_at_moderate_T():
 def test_pair_bound_routes_agree_with_exact():
     b = _PairBound()
     P, Q = mp_pair()
-    o1 = b.epsilon(PROTO, 0.05, 1)
+    o1 = bound_answer(b, PROTO, EpsilonAt(0.05), 1)
     assert set(o1.details["routes"]) == {"none", "pld"}
     assert o1.details["routes"]["none"] <= o1.details["routes"]["pld"] <= \
         o1.details["routes"]["none"] + 2e-4
     T = 3
     PT, QT = power(P, Q, T)
-    o = b.epsilon(PROTO, 0.05, T)
+    o = bound_answer(b, PROTO, EpsilonAt(0.05), T)
     assert o.composition == "pld"                     # PLD beats KOV15 on a known pair
     assert o.details["routes"]["kov15"] >= o.details["routes"]["pld"]
     assert both_ways(PT, QT, o.value) <= 0.05
-    od = b.delta(PROTO, 1.0, T)
+    od = bound_answer(b, PROTO, DeltaAt(1.0), T)
     assert od.value >= float(both_ways(PT, QT, 1.0))
 
 

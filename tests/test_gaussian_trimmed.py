@@ -9,6 +9,7 @@ import pytest
 
 import oracle
 import shuffledp as sd
+from shuffledp.views import DeltaAt, EpsilonAt
 
 
 def _randomizer(eps0, d0):
@@ -184,11 +185,11 @@ def test_central_floor_decides_exactly_at_the_gaussian_sum(m, sigma, T, x):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _gauss_delta_mp(mu, mid) > x else (lo, mid)
     e_true = float(hi)
-    assert central_floor_beats(m, sigma, T, x, e_true * (1 - 1e-4), "epsilon")
-    assert not central_floor_beats(m, sigma, T, x, e_true * (1 + 1e-4), "epsilon")
+    assert central_floor_beats(m, sigma, T, EpsilonAt(x), e_true * (1 - 1e-4))
+    assert not central_floor_beats(m, sigma, T, EpsilonAt(x), e_true * (1 + 1e-4))
     d_true = float(_gauss_delta_mp(mu, e_true))
-    assert central_floor_beats(m, sigma, T, e_true, d_true * (1 - 1e-4), "delta")
-    assert not central_floor_beats(m, sigma, T, e_true, d_true * (1 + 1e-4), "delta")
+    assert central_floor_beats(m, sigma, T, DeltaAt(e_true), d_true * (1 - 1e-4))
+    assert not central_floor_beats(m, sigma, T, DeltaAt(e_true), d_true * (1 + 1e-4))
 
 
 @pytest.mark.parametrize("n,T", [(30, 1), (200, 5)])
@@ -201,7 +202,7 @@ def test_central_floor_is_below_trimmed_clone_values(n, T):
             v = sd.epsilon(sd.Shuffle(sd.Gaussian(sigma), n=n), delta, T,
                            bound="trimmed-clone").epsilon
             # the floor is below v: at beat = v it must not claim "cannot beat"
-            assert not central_floor_beats(n, sigma, T, delta, v, "epsilon")
+            assert not central_floor_beats(n, sigma, T, EpsilonAt(delta), v)
 
 
 def test_accountant_skips_trimmed_clone_with_its_reason():

@@ -460,8 +460,10 @@ def test_fmt20_rdp_curve_has_no_jump_at_high_orders():
 
 def test_trimmed_clone_tiny_sigma_refuses_cleanly():
     from shuffledp.bounds import get
+    from shuffledp.select import bound_answer
+    from shuffledp.views import EpsilonAt
     proto = sd.Shuffle(sd.Gaussian(0.01), n=1000)
     with pytest.raises(sd.NotApplicableError, match="sigma"):
-        get("trimmed-clone").epsilon(proto, 1e-6)
+        bound_answer(get("trimmed-clone"), proto, EpsilonAt(1e-6))
     r = sd.epsilon(proto, delta=1e-6)
     assert math.isfinite(r.epsilon) and r.bound == "gaussian-unamplified"

@@ -155,11 +155,13 @@ def test_clone_pair_far_tail_does_not_widen_the_fft():
     at loss ε0; kept, it made the tilted law 4.2 million points wide (11 s)."""
     import shuffledp as sd
     from shuffledp.bounds import get
+    from shuffledp.select import bound_answer
+    from shuffledp.views import EpsilonAt
     proto = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=10**8)
-    o = get("fmt20").epsilon(proto, 1e-12, 10, "pld")
+    o = bound_answer(get("fmt20"), proto, EpsilonAt(1e-12), 10, "pld")
     assert o.details["fft_length"] < 20_000
     # between the one-round value and T times it (a sanity bracket, both from the same pair)
-    one = get("fmt20").epsilon(proto, 1e-12, 1).value
+    one = bound_answer(get("fmt20"), proto, EpsilonAt(1e-12), 1).value
     assert one < o.value < 10 * one
 
 

@@ -1,10 +1,9 @@
 """The accountant: every applicable bound, the tightest valid one chosen, all shown.
 
-``epsilon`` / ``delta`` / ``rdp`` are the public questions. They validate
-their arguments, loop over the bound registry (or the one bound named), compose rounds
-through each bound's routes, and return a ``Result`` whose answer is the smallest
-*upper* bound among the bounds allowed to be the default answer (reconstructed or
-unconfirmed formulas and estimates never are).
+``epsilon`` / ``delta`` / ``rdp`` are the public questions. They validate their
+arguments and hand the question to the one selection loop (``shuffledp.select``), which
+returns a ``Result`` whose answer is the smallest *upper* bound among the bounds allowed
+to be the default answer (reconstructed or unconfirmed formulas and estimates never are).
 """
 
 from __future__ import annotations
@@ -17,13 +16,13 @@ import numpy as np
 
 from . import _validate as v
 from . import composers as _composers
-from .bounds import all_bounds, get
-from .bounds.base import EXACT_FLOORS, CannotBeat
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
 from .relations import relation as _relation
-from .results import SCOPE_RANK, Candidate, RdpCurve, Result
+from .results import SCOPE_RANK, RdpCurve, Result
+from .select import applicable, bound_failure, named_bound, select, under
+from .views import Ask, DeltaAt, EpsilonAt
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -48,33 +47,6 @@ def _check_common(rounds, composition):
     return rounds
 
 
-def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
-    """(bounds that apply, [(id, reason)] for those that do not) under ``relation``.
-
-    Under replace-one, bounds derived for add/remove neighbours only are left out of both
-    lists (they answer another question); under add/remove every bound not derived for it
-    is listed with that reason."""
-    ok, no = [], []
-    for b in all_bounds():
-        rel_why = b.relation_reason(relation, named=False)
-        if rel_why and relation == REPLACE_ONE:
-            continue
-        why = rel_why or b.check(proto)
-        (no.append((b.id, why)) if why else ok.append(b))
-    return ok, no
-
-
-def _named(proto, bound_id, relation: str = REPLACE_ONE):
-    b = get(bound_id)
-    why = "; ".join(w for w in (b.check(proto), b.relation_reason(relation)) if w)
-    if why:
-        ok, _ = applicable(proto, relation)
-        raise NotApplicableError(
-            f"bound {bound_id!r} does not apply to {proto.describe()}: {why}. "
-            f"Bounds that apply: {', '.join(x.id for x in ok) or 'none'}")
-    return b
-
-
 def _check_relation(proto, relation) -> str:
     """The canonical relation; add/remove with every user reporting is refused (no finite
     guarantee: the count of reports reveals presence)."""
@@ -84,199 +56,13 @@ def _check_relation(proto, relation) -> str:
     return rel
 
 
-def _failure_what(exc: BaseException) -> str:
-    if isinstance(exc, (ArithmeticError, FloatingPointError)):
-        return "no certified value could be computed in floating point"
-    if isinstance(exc, MemoryError):
-        return "the computation needs more memory than is available"
-    return "this bound could not be evaluated on this input"
-
-
-def _failure_reason(exc: BaseException) -> str:
-    """A user-facing reason for a bound that failed on this input (not a traceback)."""
-    return f"skipped: {_failure_what(exc)} ({type(exc).__name__}); not used"
-
-
-def _bound_failure(b, proto, exc: BaseException, relation: str = REPLACE_ONE
-                   ) -> NotApplicableError:
-    ok, _ = applicable(proto, relation)
-    others = ", ".join(x.id for x in ok if x.id != b.id) or "none"
-    return NotApplicableError(
-        f"bound {b.id!r} could not certify a value for {proto.describe()}: "
-        f"{_failure_what(exc)} ({type(exc).__name__}). Bounds that apply: {others}")
-
-
-#: Bounds whose evaluation costs seconds at large n (exact pair sums, instance sums); the
-#: accountant tries them after the closed forms so that their floors meet a good answer.
-_COSTLY = ("fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower")
-
-NOT_ASKED = ("not computed: lower bounds, estimates and comparison-only bounds are "
-             "computed on request (lower=True)")
-
-
-def _can_answer(b) -> bool:
-    return b.kind == "upper" and b.default
-
-
-def _cheap_first(bounds, proto) -> list:
-    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last;
-    among those, the usually tightest (``Bound.likely_first``), then bounds that may
-    dominate others (``Bound.dominance_rank``)."""
-    return sorted(bounds, key=lambda b: (bool(b.id in _COSTLY or b.rdp_expensive),
-                                         not b.likely_first(proto), b.dominance_rank(proto)))
-
-
-def _dominated(b, done, proto, floored=(), rounds=1):
-    """The reason ``b`` need not run: a bound already answered whose exact curve is at or
-    below ``b``'s (``Bound.dominated_by``), or one whose exact value was proven at or
-    above the best answer (``floored``: (bound, beat)) and that ``b`` dominates; else None."""
-    for other in done:
-        why = b.dominated_by(other, proto, rounds)
-        if why:
-            return why
-    for other, beat in floored:
-        if b.dominated_by(other, proto, rounds):
-            return (f"skipped: cannot beat {beat:.6g}: its exact value is at least "
-                    f"{other.id}'s (whose clone pair is a post-processing of this bound's), "
-                    f"which was proven at least {beat:.6g}")
-    return None
-
-
-def _split_requested(bounds, lower: bool):
-    """(bounds to evaluate, [(id, reason)] for those left out because nobody asked)."""
-    if lower:
-        return bounds, []
-    return [b for b in bounds if _can_answer(b)], [(b.id, NOT_ASKED) for b in bounds
-                                                    if not _can_answer(b)]
-
-
-def _best_so_far(cands, question):
-    vals = [c.epsilon if question == "epsilon" else c.delta for c in cands if _can_answer(c)]
-    return min(vals) if vals else None
-
-
-def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower=True,
-         target=None, relation=REPLACE_ONE):
-    """The candidate loop. ``target`` (calibration's yes/no question "is the answer ≤
-    target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
-    the returned value is then ≤ target exactly when the full minimum is."""
+def _ask(proto, ask: Ask, rounds, *, bound=None, composition=None, upper_only=False,
+         lower=True, target=None, relation=REPLACE_ONE) -> Result:
+    """``select`` after the protocol and relation checks (the public questions' common path)."""
     proto = _check_proto(proto)
     relation = _check_relation(proto, relation)
-    if bound is not None:
-        bounds, skipped = [_named(proto, bound, relation)], []
-    else:
-        bounds, skipped = applicable(proto, relation)
-        bounds = _cheap_first(bounds, proto)
-    if upper_only:
-        # Calibration needs only the candidates that can be the answer.
-        bounds = [b for b in bounds if b.kind == "upper" and b.default]
-    elif bound is None:
-        bounds, not_asked = _split_requested(bounds, lower)
-        skipped.extend(not_asked)
-    cands = []
-    floors = []
-    answered = []           # bound objects whose upper value is a candidate answer
-    floored = []            # (bound, beat): its exact value was proven ≥ beat
-    for b in bounds:
-        if bound is None and _can_answer(b):
-            why = _dominated(b, answered, proto, floored, rounds)
-            if why:
-                skipped.append((b.id, why))
-                continue
-        if composition is not None and composition not in b.routes(rounds):
-            if bound is not None:
-                b.epsilon(proto, x, rounds, composition)   # raises the explanation
-            skipped.append((b.id, f"does not offer composition {composition!r}"))
-            continue
-        t0 = time.perf_counter()
-        # A bound that can be the answer may skip what provably cannot beat the best so far.
-        beat = _best_so_far(cands, question) if bound is None and _can_answer(b) else None
-        if beat == 0.0 and target is None:
-            # A certified 0 (ε = 0, or δ = 0 at this ε) is the smallest value any bound can
-            # return: nothing after it can change the answer.
-            skipped.append((b.id, "skipped: cannot beat 0 (an earlier bound certified 0)"))
-            continue
-        if target is not None:
-            if beat is not None and beat <= target:
-                skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
-                continue
-            beat = target if beat is None else min(beat, target)
-        tok = EXACT_FLOORS.set(target is None)
-        try:
-            if question == "epsilon":
-                o = b.epsilon(proto, x, rounds, composition, beat=beat)
-                eps, dlt = o.value, x
-            else:
-                o = b.delta(proto, x, rounds, composition, beat=beat)
-                eps, dlt = x, o.value
-        except NotApplicableError as exc:
-            # Conditions that depend on the question (a closed form's δ-condition).
-            if bound is not None:
-                raise
-            if isinstance(exc, CannotBeat):
-                floors.append(exc.floor)
-                if getattr(exc, "exact", False) and exc.beat is not None:
-                    floored.append((b, exc.beat))
-            skipped.append((b.id, str(exc)))
-            continue
-        except Exception as exc:                        # noqa: BLE001 — one bound's failure
-            # must not take the others' answers with it; its internal message (which may
-            # name a kernel variable) is kept out of the user-facing text.
-            if bound is not None:
-                raise _bound_failure(b, proto, exc, relation) from exc
-            skipped.append((b.id, _failure_reason(exc)))
-            continue
-        finally:
-            EXACT_FLOORS.reset(tok)
-        scope, valid_for = b.label(proto, o.kind)
-        if o.kind == "upper" and _can_answer(b):
-            answered.append(b)
-        cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
-                               time.perf_counter() - t0, o.composition, o.details,
-                               default=b.default, scope=scope, question=question))
-    val = (lambda c: c.epsilon) if question == "epsilon" else (lambda c: c.delta)
-    if bound is not None:
-        chosen = cands[0]
-    else:
-        ups = [c for c in cands if c.kind == "upper" and c.default]
-        if not ups and target is not None and floors:
-            raise CannotBeat(min(floors), target)
-        if not ups:
-            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
-                                     + _under(relation, skipped))
-        chosen = min(ups, key=val)
-    return Result(question, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
-                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
-                  notes=_notes(bounds, rounds, composition), adjacency=adjacency_text(relation),
-                  relation=relation)
-
-
-def _under(relation, skipped) -> str:
-    """' under add_or_remove_one (why each bound was refused)' — nothing for replace-one."""
-    if relation == REPLACE_ONE:
-        return ""
-    groups: dict = {}
-    for b, w in skipped:
-        groups.setdefault(w, []).append(b)
-    whys = "; ".join(f"{', '.join(bs)}: {w}" for w, bs in groups.items())
-    return f" under relation={relation!r}" + (f" ({whys})" if whys else "")
-
-
-def _notes(bounds, rounds, composition) -> tuple:
-    """What the user should know about routes that were not tried."""
-    if composition not in (None, "pld"):
-        return ()
-    # Upper bounds compose their PLD without optional packages (pld_fft); the optimistic
-    # PLD of a lower bound over several rounds needs dp_accounting.
-    if rounds == 1 or not any(hasattr(b, "pld_atoms") and b.kind != "upper" for b in bounds):
-        return ()
-    from .composition import pld_unavailable_reason
-    why = pld_unavailable_reason()
-    if why is None:
-        return ()
-    return ("the PLD route of the lower bounds was not tried: the optional package "
-            "dp-accounting is not installed (pip install 'shuffledp[pld]'); with it, lower "
-            "bounds over several rounds are often tighter",)
+    return select(proto, ask, rounds, bound=bound, composition=composition,
+                  upper_only=upper_only, lower=lower, target=target, relation=relation)
 
 
 def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None = None,
@@ -326,8 +112,8 @@ def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None 
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, d, rounds, bound, composition, "epsilon", lower=_flag(lower),
-                relation=relation)
+    return _ask(proto, EpsilonAt(d), rounds, bound=bound, composition=composition,
+                lower=_flag(lower), relation=relation)
 
 
 def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None = None,
@@ -369,8 +155,8 @@ def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None 
     """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, e, rounds, bound, composition, "delta", lower=_flag(lower),
-                relation=relation)
+    return _ask(proto, DeltaAt(e), rounds, bound=bound, composition=composition,
+                lower=_flag(lower), relation=relation)
 
 
 def _flag(lower) -> bool:
@@ -420,7 +206,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     relation = _check_relation(proto, relation)
     adj = adjacency_text(relation)
     if bound is not None:
-        b = _named(proto, bound, relation)
+        b = named_bound(proto, bound, relation)
         if not b.has_rdp:
             raise NotApplicableError(f"bound {bound!r} has no RDP view"
                                      + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
@@ -434,7 +220,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
         except NotApplicableError:
             raise
         except Exception as exc:                        # noqa: BLE001
-            raise _bound_failure(b, proto, exc, relation) from exc
+            raise bound_failure(b, proto, exc, relation) from exc
         return RdpCurve(lam, vals, b.id, b.kind,
                         b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
                         relation=relation)
@@ -443,7 +229,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     if not ups:
         whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
         raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
-                                 + _under(relation, whys + no))
+                                 + under(relation, whys + no))
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
     skipped = {}
@@ -458,7 +244,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
             vals[mask] = b.rdp_curve(proto, lam[mask])
         except Exception as exc:                        # noqa: BLE001 — the others answer
             # never silent: the curve's details name the bound and why it did not answer
-            skipped[b.id] = str(_bound_failure(b, proto, exc, relation)) if not isinstance(
+            skipped[b.id] = str(bound_failure(b, proto, exc, relation)) if not isinstance(
                 exc, NotApplicableError) else str(exc)
             continue
         vals = np.where(np.isnan(vals), math.inf, vals)

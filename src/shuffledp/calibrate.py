@@ -17,7 +17,6 @@ was *computed*, never an interpolated one). Relative tolerance on ε: 1e-5 by de
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import functools
 import math
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import _validate as v
 from .accountant import _ask
+from .views import EpsilonAt
 from .bounds.base import CannotBeat
 
 if TYPE_CHECKING:
@@ -184,16 +184,21 @@ class Calibration(_Number):
         return s
 
 
-#: Set while calibrating for the runner-up: the accountant is restricted to that bound.
-_ONLY: contextvars.ContextVar = contextvars.ContextVar("shuffledp_calibrate_only", default=None)
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """How one calibration runs (passed down explicitly): ``only`` restricts the accountant
+    to one bound (the runner-up search), ``step`` is called once per accountant evaluation
+    (the CLI's progress bar)."""
 
-#: Called once per accountant evaluation (the CLI's progress bar); None: nothing.
-_on_step = None
+    only: str | None = None
+    step: Callable[[], None] | None = None
+
+    def tick(self) -> None:
+        if self.step is not None:
+            self.step()
 
 
-def _step():
-    if _on_step is not None:
-        _on_step()
+_PLAIN = _Run()
 
 
 class _Missed:
@@ -202,45 +207,44 @@ class _Missed:
     epsilon = math.inf
 
 
-def _best(proto, delta, T, relation=REPLACE_ONE):
-    return _best_cached(proto, delta, T, _ONLY.get(), relation)
+def _best(proto, delta, T, relation=REPLACE_ONE, run: _Run = _PLAIN):
+    run.tick()
+    return _best_cached(proto, delta, T, run.only, relation)
 
 
 @functools.lru_cache(maxsize=64)
 def _best_cached(proto, delta, T, only, relation=REPLACE_ONE):
     # Cached: the bracket, the loop's ends and the final record ask the same point again
     # (protocols are frozen and hashable; a Result is never modified).
-    _step()
     if only is not None:
         try:
-            return _ask(proto, delta, T, only, None, "epsilon", relation=relation)
+            return _ask(proto, EpsilonAt(delta), T, bound=only, relation=relation)
         except (NotApplicableError, ArithmeticError):
             return _Missed()
-    return _ask(proto, delta, T, None, None, "epsilon", upper_only=True, relation=relation)
+    return _ask(proto, EpsilonAt(delta), T, upper_only=True, relation=relation)
 
 
-def _meets(proto, delta, T, target, relation=REPLACE_ONE) -> float:
+def _meets(proto, delta, T, target, relation=REPLACE_ONE, run: _Run = _PLAIN) -> float:
     """A certified ε that is ≤ target exactly when the accountant's answer is (calibration's
     yes/no question, answered with the cheapest bounds that decide it); inf when every
     candidate provably stays above the target."""
-    _step()
+    run.tick()
     try:
-        return _ask(proto, delta, T, None, None, "epsilon", upper_only=True,
-                    target=target, relation=relation).epsilon
+        return _ask(proto, EpsilonAt(delta), T, upper_only=True, target=target,
+                    relation=relation).epsilon
     except CannotBeat as exc:
         return max(exc.floor, math.nextafter(target, math.inf))
 
 
-def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE):
-    if _ONLY.get() is not None:
-        r = _best(proto, delta, T, relation)
-        return Calibration(param, value, r.epsilon, target, delta, T, _ONLY.get(), None, None,
+def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE, run: _Run = _PLAIN):
+    r = _best(proto, delta, T, relation, run)
+    if run.only is not None:
+        return Calibration(param, value, r.epsilon, target, delta, T, run.only, None, None,
                            proto, relation=relation)
-    r = _best(proto, delta, T, relation)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
     ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
-    from .accountant import applicable
+    from .select import applicable
     rivals = tuple(b.id for b in applicable(proto, relation)[0]
                    if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
@@ -250,8 +254,8 @@ def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE):
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
     """Attach the search for the runner-up (run lazily): each other valid upper bound
-    calibrated alone; the one allowing the best parameter wins."""
-    if cal.runner_up is None or _ONLY.get() is not None:
+    calibrated alone (``again(rival)``); the one allowing the best parameter wins."""
+    if cal.runner_up is None:
         return cal
     larger = cal.parameter in ("eps0", "rounds")      # else sigma, users: smaller is better
     rivals = cal._rivals or (cal.runner_up,)
@@ -259,13 +263,10 @@ def _with_runner_up(cal: Calibration, again) -> Calibration:
     def search():
         best = None
         for rival in rivals:
-            token = _ONLY.set(rival)
             try:
-                ru = again()
+                ru = again(rival)
             except (NotApplicableError, ValueError, ArithmeticError):
                 continue
-            finally:
-                _ONLY.reset(token)
             if not math.isfinite(ru.epsilon) or ru.epsilon > cal.target:
                 continue
             if best is None or (ru.value > best.value if larger else ru.value < best.value):
@@ -311,26 +312,24 @@ def _family(template, e0):
 # ------------------------------------------------------------------------------------------
 # The generic calibrator (dp_accounting's calibrate_dp_mechanism shape)
 # ------------------------------------------------------------------------------------------
-def _ledger_epsilon(acc, delta, target=None):
+def _ledger_epsilon(acc, delta, target=None, run: _Run = _PLAIN):
     e = acc.entries
     rel = acc.relation
     if len(e) == 1 and e[0].is_shuffle:
-        if _ONLY.get() is not None:
-            # The runner-up search: only the named bound certifies (see ``_best``).
-            return _best(e[0].item, delta, e[0].rounds, rel).epsilon
-        if target is not None:
+        if run.only is None and target is not None:
             # A yes/no question (integer parameters): the cheapest bounds that decide it.
-            return _meets(e[0].item, delta, e[0].rounds, target, rel)
-        return _best(e[0].item, delta, e[0].rounds, rel).epsilon
-    _step()
+            return _meets(e[0].item, delta, e[0].rounds, target, rel, run)
+        # (the runner-up search: only the named bound certifies, see ``_best``)
+        return _best(e[0].item, delta, e[0].rounds, rel, run).epsilon
+    run.tick()
     return acc.epsilon(delta).epsilon
 
 
-def _finish_ledger(param, value, acc, target, delta):
+def _finish_ledger(param, value, acc, target, delta, run: _Run = _PLAIN):
     entries = acc.entries
     if len(entries) == 1 and entries[0].is_shuffle:
         return _finish(param, value, entries[0].item, target, delta, entries[0].rounds,
-                       acc.relation)
+                       acc.relation, run)
     r = acc.epsilon(delta)
     vals = sorted((val, n) for n, val, _, _ in r.composers if val is not None)
     ru = vals[1] if len(vals) > 1 else None
@@ -343,7 +342,8 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
               parameter: str = "x", increasing: bool, discrete: bool = False,
               start: float = 1.0, lo: float | None = None, hi: float | None = None,
               growth: float = 2.0, limits: tuple[float, float] = (1e-3, 1e8),
-              tol: float = 1e-5) -> Calibration:
+              tol: float = 1e-5, progress: Callable[[], None] | None = None,
+              _run: _Run | None = None) -> Calibration:
     """The parameter x of ``make(x)`` (a ledger, ``sd.Accountant``) that meets the target.
 
     The shape of dp_accounting's ``calibrate_dp_mechanism``: a family of mechanisms indexed
@@ -363,14 +363,17 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
     limits : (smallest, largest) value searched; past the largest an increasing search
         returns the last certified value and a decreasing one raises NotApplicableError.
     tol : relative tolerance on ε for real parameters.
+    progress : callable, optional
+        Called once per accountant evaluation (a progress bar's ``update``).
     """
+    run = _run if _run is not None else _Run(None, progress)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     memo: dict = {}
 
     def eps_at(x):
         if x not in memo:
-            memo[x] = _ledger_epsilon(make(x), d, target if discrete else None)
+            memo[x] = _ledger_epsilon(make(x), d, target if discrete else None, run)
         return memo[x]
 
     lim_lo, lim_hi = limits
@@ -393,7 +396,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
                 # bracket end), and say so when the cap itself meets the target.
                 top = int(lim_hi) if discrete else lim_hi
                 if lo >= top or eps_at(top) <= target:
-                    out = _finish_ledger(parameter, top, make(top), target, d)
+                    out = _finish_ledger(parameter, top, make(top), target, d, run)
                     return dataclasses.replace(out, note=(
                         f"the search stopped at its cap {parameter}={top:g}: larger values "
                         "may also meet the target (raise the cap to search further)"))
@@ -402,11 +405,11 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
         # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
         val = (_largest_integer(eps_at, target, lo, hi)  # type: ignore[arg-type]
                if discrete else _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
-        return _finish_ledger(parameter, val, make(val), target, d)
+        return _finish_ledger(parameter, val, make(val), target, d, run)
     if discrete:
         lo = int(lim_lo if lo is None else lo)
         if eps_at(lo) <= target:
-            return _finish_ledger(parameter, lo, make(lo), target, d)
+            return _finish_ledger(parameter, lo, make(lo), target, d, run)
         hi = lo * 2 if hi is None else hi
         while eps_at(hi) > target:
             lo, hi = hi, int(hi * growth)
@@ -418,7 +421,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
                 hi = mid
             else:
                 lo = mid
-        return _finish_ledger(parameter, hi, make(hi), target, d)
+        return _finish_ledger(parameter, hi, make(hi), target, d, run)
     hi = start if hi is None else hi
     while eps_at(hi) > target:
         hi *= growth
@@ -429,7 +432,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
         while lo > lim_lo and eps_at(lo) <= target:
             hi, lo = lo, lo / growth
     val = _calibrate_loop(eps_at, target, lo, hi, "smallest", tol)
-    return _finish_ledger(parameter, val, make(val), target, d)
+    return _finish_ledger(parameter, val, make(val), target, d, run)
 
 
 def _one(proto, T, relation=REPLACE_ONE):
@@ -519,7 +522,8 @@ def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta:
 
 def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None = None,
          mechanism: Mechanism | None = None, sampling: Sampling | None = None,
-         tol: float = 1e-5, relation: object = REPLACE_ONE) -> Calibration:
+         tol: float = 1e-5, relation: object = REPLACE_ONE,
+         progress: Callable[[], None] | None = None) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     The target is a central (ε, δ) guarantee under replacement adjacency; ε and ε0 are in
@@ -549,6 +553,9 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
 
+    progress : callable, optional
+        Called with no argument once per accountant evaluation (a progress bar's update).
+
     Returns
     -------
     Calibration
@@ -564,13 +571,14 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
     """
     return _with_runner_up(
         _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol,
-              relation=relation),
-        lambda: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling,
-                      tol=1e-3, relation=relation))
+              relation=relation, run=_Run(None, progress)),
+        lambda rival: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism,
+                            sampling=sampling, tol=1e-3, relation=relation,
+                            run=_Run(rival, progress)))
 
 
 def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
-          tol=1e-5, relation=REPLACE_ONE) -> Calibration:
+          tol=1e-5, relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
     if mechanism is not None:
         if k is not None:
             raise ValueError("pass at most one of k and mechanism")
@@ -590,7 +598,7 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
     rel = _check_relation(relation, sampling, "eps0")
 
     def eps_at(e0):
-        return _best(proto(e0), d, T, rel).epsilon
+        return _best(proto(e0), d, T, rel, run).epsilon
 
     # ε(ε0) ≥ 0 and the trivial bound gives ε ≤ T·ε0, so ε0 = target/T always works.
     lo = target / T
@@ -598,11 +606,11 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
     # certifies, the accountant certifies too, so its answer is a valid lower end.
     certified = False
     try:
-        if _ONLY.get() not in (None, "girgis-ub1"):
+        if run.only not in (None, "girgis-ub1"):
             raise NotApplicableError("the runner-up alone: no shortcut through girgis-ub1")
         def ub1(e0):
             # Under another relation girgis-ub1 is refused (NotApplicableError): no shortcut.
-            return _ask(proto(e0), d, T, "girgis-ub1", None, "epsilon",
+            return _ask(proto(e0), EpsilonAt(d), T, bound="girgis-ub1",
                         relation=rel).epsilon
         hi1 = lo * 2
         while ub1(hi1) <= target and hi1 < 700:
@@ -615,7 +623,8 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
     if not certified and eps_at(lo) > target:   # cannot happen with a correct trivial bound
         lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
     return calibrate(lambda e0: _one(proto(e0), T, rel), target, d, parameter="eps0",
-                     increasing=True, lo=lo, hi=max(1.5 * lo, 1e-3), limits=(0.0, 700.0), tol=tol)
+                     increasing=True, lo=lo, hi=max(1.5 * lo, 1e-3), limits=(0.0, 700.0), tol=tol,
+                     _run=run)
 
 
 def _calibrate_loop(eps_at, target, lo, hi, want, tol):
@@ -696,7 +705,8 @@ def _closest_secant(seen, good, bad, aim=0.0):
 
 def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, tol: float = 1e-5,
-          relation: object = REPLACE_ONE) -> Calibration:
+          relation: object = REPLACE_ONE,
+          progress: Callable[[], None] | None = None) -> Calibration:
     """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``.
 
     σ is the noise per unit ℓ2 *diameter* of the inputs (replacement adjacency): for
@@ -720,6 +730,9 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
 
+    progress : callable, optional
+        Called with no argument once per accountant evaluation (a progress bar's update).
+
     Returns
     -------
     Calibration
@@ -735,13 +748,14 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
     ('0.9281', 'trimmed-clone-sampled')
     """
     return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol,
-                                  relation=relation),
-                           lambda: _sigma(n, epsilon, delta, rounds, sampling=sampling,
-                                          tol=1e-3, relation=relation))
+                                  relation=relation, run=_Run(None, progress)),
+                           lambda rival: _sigma(n, epsilon, delta, rounds, sampling=sampling,
+                                                tol=1e-3, relation=relation,
+                                                run=_Run(rival, progress)))
 
 
 def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5,
-           relation=REPLACE_ONE) -> Calibration:
+           relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
@@ -752,11 +766,12 @@ def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5,
 
     rel = _check_relation(relation, sampling, "sigma")
     return calibrate(lambda s: _one(proto(s), T, rel), target, d, parameter="sigma",
-                     increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol)
+                     increasing=False, start=1.0, limits=(1e-3, 1e8), tol=tol, _run=run)
 
 
 def rounds(proto: Shuffle, epsilon: float, delta: float, *,
-           max_rounds: int = 10**7, relation: object = REPLACE_ONE) -> Calibration:
+           max_rounds: int = 10**7, relation: object = REPLACE_ONE,
+           progress: Callable[[], None] | None = None) -> Calibration:
     """Largest number of rounds T for which ``proto`` meets (epsilon, delta).
 
     Replacement adjacency; the answer is an integer with ε(T) ≤ ``epsilon`` < ε(T + 1).
@@ -774,6 +789,9 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
 
+    progress : callable, optional
+        Called with no argument once per accountant evaluation (a progress bar's update).
+
     Returns
     -------
     Calibration
@@ -787,12 +805,13 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
     (241, 'fmt20')
     """
     return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds,
-                                   relation=relation),
-                           lambda: _rounds(proto, epsilon, delta, max_rounds=max_rounds,
-                                           relation=relation))
+                                   relation=relation, run=_Run(None, progress)),
+                           lambda rival: _rounds(proto, epsilon, delta, max_rounds=max_rounds,
+                                                 relation=relation, run=_Run(rival, progress)))
 
 
-def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE) -> Calibration:
+def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE,
+            run: _Run = _PLAIN) -> Calibration:
     if not isinstance(proto, Shuffle):
         raise ValueError(f"protocol must be a Shuffle(mechanism, n, sampling=None); got {proto!r}")
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
@@ -802,7 +821,7 @@ def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE) ->
     rel = _check_relation(relation, proto.sampling, "rounds")
     return calibrate(lambda T: _one(proto, int(T), rel), target, d, parameter="rounds",
                      increasing=True, discrete=True, lo=1, hi=4, growth=4,
-                     limits=(1, max_rounds))
+                     limits=(1, max_rounds), _run=run)
 
 
 def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
@@ -836,7 +855,8 @@ def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
 
 def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, max_users: int = 10**10,
-          relation: object = REPLACE_ONE) -> Calibration:
+          relation: object = REPLACE_ONE,
+          progress: Callable[[], None] | None = None) -> Calibration:
     """Smallest number of users n for which the shuffle of ``mechanism`` meets the target.
 
     Replacement adjacency; the answer is an integer with ε(n) ≤ ``epsilon`` < ε(n − 1).
@@ -858,6 +878,9 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
 
+    progress : callable, optional
+        Called with no argument once per accountant evaluation (a progress bar's update).
+
     Returns
     -------
     Calibration
@@ -872,13 +895,14 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
     """
     return _with_runner_up(
         _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users,
-               relation=relation),
-        lambda: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
-                       max_users=max_users, relation=relation))
+               relation=relation, run=_Run(None, progress)),
+        lambda rival: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
+                             max_users=max_users, relation=relation,
+                             run=_Run(rival, progress)))
 
 
 def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10,
-           relation=REPLACE_ONE) -> Calibration:
+           relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
@@ -887,7 +911,7 @@ def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**
     return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling), T, rel),
                      target, d,
                      parameter="users", increasing=False, discrete=True,
-                     limits=(1, max_users))
+                     limits=(1, max_users), _run=run)
 
 
 #: Flags each calibration question uses; any other flag given is an error (never ignored).
@@ -989,17 +1013,14 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
         T = 1 if a.rounds is None else a.rounds
         if a.what in ("eps0", "sigma", "rounds") and a.n is None:
             raise ValueError(f"--n is required for calibrate {a.what}")
-        global _on_step
         from ._progress import Progress
         bar = Progress(None, f"calibrate {a.what}", enabled=None if not a.json else False)
-        _on_step = lambda: bar.update(1)   # noqa: E731 — one accountant evaluation
         try:
-            return _run_cli(a, sampling, T)
+            return _run_cli(a, sampling, T, lambda: bar.update(1))  # one accountant evaluation
         finally:
-            _on_step = None
             bar.close()
 
-    def _run_cli(a, sampling, T):
+    def _run_cli(a, sampling, T, step):
         if a.what == "eps0":
             k, fam = a.k, None
             if a.mechanism is not None:
@@ -1019,9 +1040,10 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
                     raise ValueError(f"--k {k} contradicts --mechanism {a.mechanism}")
                 k = mk
             c = eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling,
-                     relation=a.relation)
+                     relation=a.relation, progress=step)
         elif a.what == "sigma":
-            c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation)
+            c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
+                      progress=step)
         else:
             spec = (f"gaussian:{a.sigma!r}" if a.sigma is not None else
                     f"gaussian-nm:{a.noise_multiplier!r}" if a.noise_multiplier is not None
@@ -1029,9 +1051,10 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
             mech = mechanism_from_spec(spec, a.eps0)
             if a.what == "rounds":
                 c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta,
-                           relation=a.relation)
+                           relation=a.relation, progress=step)
             else:
-                c = users(mech, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation)
+                c = users(mech, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
+                          progress=step)
         print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
         return 0
 

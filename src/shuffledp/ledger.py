@@ -52,7 +52,8 @@ from .protocols import Shuffle
 from .relations import adjacency_text
 from .results import RdpCurve, _jsonable
 from .spec import proto_from_dict, proto_to_dict
-from .views import RdpView
+from .select import bound_answer, compose_parts
+from .views import Ask, DeltaAt, EpsilonAt, RdpView
 
 if TYPE_CHECKING:
     from dp_accounting.dp_event import DpEvent
@@ -218,14 +219,15 @@ class _ShuffleEntryViews:
 
     def __init__(self, proto, delta_ref: float, relation: str = "replace_one",
                  rounds: int = 1):
-        from .accountant import _check_relation, _under, applicable
+        from .accountant import _check_relation
+        from .select import applicable, under
         _check_relation(proto, relation)
         ok, no = applicable(proto, relation)
         self.proto = proto
         self.bounds = [b for b in ok if b.kind == "upper" and b.default]
         if not self.bounds:
             raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
-                                     + _under(relation, no))
+                                     + under(relation, no))
         self._views = {b.id: b.views(proto, derive_pld=True) for b in self.bounds}
         for b in self.bounds:
             if hasattr(b, "ledger_pld_atoms"):
@@ -239,7 +241,8 @@ class _ShuffleEntryViews:
                 # The single-round answer through the bound's own one-round route (bounds
                 # that answer it themselves, e.g. with an optimised eps0, have no usable
                 # epsilon_one); only that route, not every route the bound offers.
-                self._rank[b.id] = (float(b.epsilon(proto, delta_ref, 1, "none").value)
+                self._rank[b.id] = (float(bound_answer(b, proto, EpsilonAt(delta_ref), 1,
+                                                       "none").value)
                                     if b.has_dp and "none" in b.routes(1) else math.inf)
             except Exception:                           # noqa: BLE001 — ranking only
                 self._rank[b.id] = math.inf
@@ -431,14 +434,12 @@ class Accountant:
     def epsilon(self, delta: float) -> LedgerResult:
         """Smallest certified ε such that the whole ledger is (ε, δ)-DP (under the ledger's
         ``relation``)."""
-        d = v.probability("delta", delta)
-        return self._ask("epsilon", d)
+        return self._ask(EpsilonAt(v.probability("delta", delta)))
 
     def delta(self, epsilon: float) -> LedgerResult:
         """Smallest certified δ such that the whole ledger is (ε, δ)-DP (under the ledger's
         ``relation``)."""
-        e = v.real("epsilon", epsilon, lo=0.0)
-        return self._ask("delta", e)
+        return self._ask(DeltaAt(v.real("epsilon", epsilon, lo=0.0)))
 
     def _need_entries(self):
         if not self._entries:
@@ -464,52 +465,22 @@ class Accountant:
         return [(g[0] if len(g) == 1 else Entry(g[0].item, sum(m.rounds for m in g), g[0].label),
                  tuple(g)) for g in groups]
 
-    def _ask(self, question, x):
+    def _ask(self, ask: Ask) -> LedgerResult:
         self._need_entries()
         merged = self._merged()
         if len(merged) == 1 and merged[0][0].is_shuffle:
-            return self._one_shuffle(question, x, *merged[0])
+            return self._one_shuffle(ask, *merged[0])
         R = sum(e.rounds for e in self._entries)
-        dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
+        dref = (ask.delta if isinstance(ask, EpsilonAt) else 1e-6) / (2.0 * R)
         views = []
         for e, _ in merged:
             views.append(_ShuffleEntryViews(e.item, dref, self.relation, e.rounds) if e.is_shuffle
                          else _EventEntryViews(e.item, self.relation))
         parts = [(vw, e.rounds) for vw, (e, _) in zip(views, merged)]
-        rows, outs = [], []
-        order = sorted(_composers.all_composers(), key=lambda c: type(c).floor is not _composers.Composer.floor)
-        for c in order:
-            why = c.accepts(parts)
-            if why:
-                rows.append((c.name, None, why, 0.0))
-                continue
-            if outs and type(c).floor is not _composers.Composer.floor:
-                try:
-                    fl = c.floor(parts, x, question)
-                except (NotApplicableError, ArithmeticError, NotImplementedError):
-                    fl = None
-                beat = min(o.value for o in outs)
-                if fl is not None and fl * (1.0 - 1e-9) >= beat:
-                    rows.append((c.name, None, f"skipped: cannot beat {beat:.6g} (its value is at least {fl:.6g})", 0.0))
-                    continue
-            t0 = time.perf_counter()
-            try:
-                kw = {"discretization": self.pld_discretization} if self.pld_discretization else {}
-                o = (c.epsilon if question == "epsilon" else c.delta)(parts, x, **kw)
-            except (NotApplicableError, ArithmeticError, FloatingPointError, MemoryError,
-                    NotImplementedError) as exc:
-                rows.append((c.name, None, f"failed: {exc}", time.perf_counter() - t0))
-                continue
-            if o.kind != "upper" or not isinstance(o.value, float) or math.isnan(o.value):
-                rows.append((c.name, None, f"not an upper bound ({o.kind}, {o.value!r})",
-                             time.perf_counter() - t0))
-                continue
-            rows.append((c.name, o.value, None, time.perf_counter() - t0))
-            outs.append(o)
-        if not outs:
+        best, rows = compose_parts(parts, ask, discretization=self.pld_discretization)
+        if best is None:
             raise NotApplicableError("no composer accepts this ledger: " +
                                      "; ".join(f"{n}: {w}" for n, _, w, _ in rows))
-        best = min(outs, key=lambda o: o.value)
         shares = best.details.get("shares") or [None] * len(parts)
         order = best.details.get("order") if best.composition == "rdp" else None
         # One line per entry as composed; a merged entry's share is split by rounds.
@@ -518,27 +489,25 @@ class Accountant:
                                 vw.valid_for_used(best.composition, order))
                      for (e, members), vw, s in zip(merged, views, shares) for m in members)
         valid = " AND ".join(dict.fromkeys(en.valid_for for en in ents))
-        eps, dlt = (best.value, x) if question == "epsilon" else (x, best.value)
-        return LedgerResult(question, eps, dlt, best.composition, "upper", valid,
+        eps, dlt = ((best.value, ask.delta) if isinstance(ask, EpsilonAt)
+                    else (ask.epsilon, best.value))
+        return LedgerResult(ask.solves, eps, dlt, best.composition, "upper", valid,
                             relation_text(self.relation),
                             ents, tuple(rows), best.details.get("share_basis", ""),
                             dict(best.details))
 
-    def _one_shuffle(self, question, x, e, members):
+    def _one_shuffle(self, ask: Ask, e, members):
+        # A one-entry ledger is the single-protocol question (the same loop).
         from . import accountant as _acc
-        if self.answer_only:
-            r = _acc._ask(e.item, x, e.rounds, None, None, question, upper_only=True,
-                          relation=self.relation)
-        else:
-            r = (_acc.epsilon if question == "epsilon" else _acc.delta)(
-                e.item, x, e.rounds, relation=self.relation)
+        r = _acc._ask(e.item, ask, e.rounds, upper_only=self.answer_only, lower=False,
+                      relation=self.relation)
         ch = r.chosen
-        val = r.epsilon if question == "epsilon" else r.delta
+        val = r.epsilon if isinstance(ask, EpsilonAt) else r.delta
         routes = (ch.details.get("routes") if ch else None) or {r.composition: val}
         rows = tuple((n, float(val), None, 0.0) for n, val in routes.items())
         ent = tuple(EntryShare(m.label, m.rounds, r.bound, m.rounds / e.rounds, r.valid_for)
                     for m in members)
-        return LedgerResult(question, r.epsilon, r.delta, r.composition, r.kind, r.valid_for,
+        return LedgerResult(ask.solves, r.epsilon, r.delta, r.composition, r.kind, r.valid_for,
                             relation_text(self.relation), ent, rows,
                             "the only entry" if len(members) == 1 else
                             "rounds (identical entries merged into one)",

@@ -15,11 +15,42 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional, Union
 
 import numpy as np
 
-__all__ = ["Outcome", "RdpView", "DpView", "PldView", "BoundViews", "rr_pair_atoms"]
+__all__ = ["Outcome", "RdpView", "DpView", "PldView", "BoundViews", "rr_pair_atoms",
+           "EpsilonAt", "DeltaAt", "Ask"]
+
+
+@dataclass(frozen=True)
+class EpsilonAt:
+    """The question "the smallest certified ε at this δ" (ε in nats, δ in (0, 1))."""
+
+    delta: float
+    #: What the answer is (``Result.question``).
+    solves: ClassVar[str] = "epsilon"
+
+    @property
+    def given(self) -> float:
+        return self.delta
+
+
+@dataclass(frozen=True)
+class DeltaAt:
+    """The question "the smallest certified δ at this ε"."""
+
+    epsilon: float
+    solves: ClassVar[str] = "delta"
+
+    @property
+    def given(self) -> float:
+        return self.epsilon
+
+
+#: A question of the accountant: the number given and what is solved for, in one record
+#: (never a bare float plus a string saying which it is).
+Ask = Union[EpsilonAt, DeltaAt]
 
 
 @dataclass(frozen=True)
@@ -49,6 +80,8 @@ class DpView:
     delta_of: Callable[[float], float]
     eps_hi: Callable[[], float]
     pure_epsilon: Callable[[], Optional[float]]
+    #: ``epsilon_of`` is a closed form (microseconds), not a root search: a floor may call it.
+    cheap_epsilon: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,7 +134,8 @@ class BoundViews:
         if not b.has_dp:
             return None
         return DpView(lambda d: b.epsilon_one(p, d), lambda e: b.delta_one(p, e),
-                      lambda: b.eps_hi(p), lambda: b.pure_epsilon(p))
+                      lambda: b.eps_hi(p), lambda: b.pure_epsilon(p),
+                      bool(b.cheap_epsilon_one))
 
     @property
     def pld(self) -> Optional[PldView]:

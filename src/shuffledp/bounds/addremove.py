@@ -19,6 +19,7 @@ from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
 from ._common import ldp_reason
 from ..numerics import round_up
+from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
 __all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "trimmed_pair"]
@@ -93,13 +94,11 @@ class FMT20AddRemove(Bound):
         r = super().routes(rounds)
         return [x for x in r if x != "pld"] if rounds == 1 else r
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
-        o = super()._run(fn, proto, x, rounds, composition, beat)
+    def annotate(self, details, proto, rounds):
         if proto.n > ar.MAX_N:
-            o.details["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer "
-                                  f"users holds at n = {proto.n} (the others' reports can be "
-                                  "simulated and shuffled in)")
-        return o
+            details["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer "
+                                f"users holds at n = {proto.n} (the others' reports can be "
+                                "simulated and shuffled in)")
 
 
 # ----------------------------------------------------------------------------------------
@@ -114,13 +113,14 @@ def trimmed_pair(n: int, rate: float, sigma: float, eps0: float):
     return ar.addremove_pair(n, rate, eps0, bad)
 
 
-def _pair_value(hp, rounds, x, question):
+def _pair_value(hp, rounds, ask):
     """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
+    solves_eps = isinstance(ask, EpsilonAt)
     if rounds == 1:
-        return ar.ar_epsilon(hp, x) if question == "epsilon" else ar.ar_delta(hp, x)
+        return ar.ar_epsilon(hp, ask.given) if solves_eps else ar.ar_delta(hp, ask.given)
     logp, logq, tail = ar.ar_pld_atoms(hp)
-    fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-    return fn(logp, logq, rounds, x, extra_delta=float(tail), symmetric=False)
+    fn = _comp.pld_epsilon if solves_eps else _comp.pld_delta
+    return fn(logp, logq, rounds, ask.given, extra_delta=float(tail), symmetric=False)
 
 
 @register
@@ -152,15 +152,16 @@ class TrimmedCloneAddRemove(Bound):
     def routes(self, rounds):
         return ["none"] if rounds == 1 else ["pld"]
 
-    def _search(self, proto, x, rounds, question):
+    def _search(self, proto, ask, rounds):
         from .. import gaussian_rdp as G
         from .trimmed_clone import _eps0_range, _golden
         n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
         N = max(min(n, ar.MAX_N) - 1, 1)
         part = max(N * rate * rounds, 1.0)
-        if question == "epsilon":
+        solves_eps = isinstance(ask, EpsilonAt)
+        if solves_eps:
             # ε0 where the composed ⊤ mass (≈ T·γ(n − 1)·δ0) stays below δ
-            lo, hi = _eps0_range(max(int(part), 1), sigma, x)
+            lo, hi = _eps0_range(max(int(part), 1), sigma, ask.delta)
         else:
             # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
             lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
@@ -168,16 +169,16 @@ class TrimmedCloneAddRemove(Bound):
         def f(e0):
             hp = trimmed_pair(n, rate, sigma, e0)
             if hp is None:
-                return math.inf if question == "epsilon" else 1.0
-            v = _pair_value(hp, rounds, x, question)
+                return math.inf if solves_eps else 1.0
+            v = _pair_value(hp, rounds, ask)
             return float(v[0] if isinstance(v, tuple) else v)
 
         # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
         # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
-        iters = (self.SEARCH_ITERS + (4 if question == "delta" else 0) if rounds > 1
+        iters = (self.SEARCH_ITERS + (0 if solves_eps else 4) if rounds > 1
                  else 3 * self.SEARCH_ITERS)
         val, e0 = _golden(f, lo, hi, iters=iters)
-        if question == "delta":
+        if not solves_eps:
             # The δ range is wide (its target is unknown): refine around the best ε0 found,
             # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
             w = (hi - lo) * 0.62 ** iters * 2.0
@@ -196,16 +197,14 @@ class TrimmedCloneAddRemove(Bound):
         """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
         bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
         pair; the search only makes it tight). None when no ε0 gives a finite pair."""
-        _, det = self._search(proto, float(delta), int(rounds), "epsilon")
+        _, det = self._search(proto, EpsilonAt(float(delta)), int(rounds))
         hp = trimmed_pair(int(proto.n), float(proto.sampling.rate),
                           float(proto.mechanism.sigma), float(det["eps0"]))
         return None if hp is None else ar.ar_pld_atoms(hp)
 
-    def epsilon_route(self, proto, delta, rounds, route):
-        val, det = self._search(proto, float(delta), int(rounds), "epsilon")
-        return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
-                       route, det)
-
-    def delta_route(self, proto, eps, rounds, route):
-        val, det = self._search(proto, float(eps), int(rounds), "delta")
+    def answer(self, proto, ask, rounds, route, *, beat=None):
+        val, det = self._search(proto, ask, int(rounds))
+        if isinstance(ask, EpsilonAt):
+            return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
+                           route, det)
         return Outcome(float(min(1.0, round_up(val))), "upper", route, det)

@@ -10,14 +10,15 @@ this protocol, and if not, why?" (``check``) and offers one or more *views*:
 
 ``views(proto)`` wraps those methods as the views of ``shuffledp.views`` (the adapter: a
 bound written against the methods above needs nothing more). How T rounds combine is not
-decided here: ``routes(rounds)`` lists the registered composers (``shuffledp.composers``:
-``none``, ``rdp``, ``kov15``, ``pld``) that accept the bound's views, and
-``epsilon_route`` / ``delta_route`` hand ``[(views, rounds)]`` to the named composer.
-Composition theorems give upper bounds only: lower and estimate bounds never get
-``"kov15"``, and ``"pld"`` only when ``pld_is_instance`` says its ``pld_atoms`` are one
-instance's output pair. Subclasses may still add routes of their own by overriding
-``extra_routes`` and handling them in ``epsilon_route`` / ``delta_route`` (delegating the
-rest to ``super()``).
+decided here: ``routes(rounds)`` lists the registered composers (``shuffledp.composers``)
+that accept the bound's views, plus any route of the bound's own (``extra_routes``), and
+``answer(proto, ask, rounds, route)`` gives one route's value. Which routes run, what they
+must beat and which bound is the answer is decided by the one selection loop
+(``shuffledp.select``); a bound only *says* things to it: ``preferred_route``,
+``proven_floor``, ``route_cost_reason``, ``dominated_by``, ``annotate``. Composition
+theorems give upper bounds only: lower and estimate bounds never get ``"kov15"``, and
+``"pld"`` only when ``pld_is_instance`` says its ``pld_atoms`` are one instance's output
+pair.
 
 Kinds: ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
@@ -27,7 +28,6 @@ could do").
 
 from __future__ import annotations
 
-import contextvars
 import math
 from typing import ClassVar
 
@@ -36,9 +36,9 @@ import numpy as np
 from .. import composers as _composers
 from .. import composition as _comp
 from .. import conversions as _rdp
-from ..views import Outcome, PldView, RdpView, DpView
+from ..views import Ask, DpView, EpsilonAt, Outcome, PldView, RdpView
 from ..errors import NotApplicableError
-from ..numerics import bisect_certified, round_up
+from ..numerics import bisect_certified
 
 __all__ = ["Bound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "ids"]
 
@@ -46,14 +46,6 @@ __all__ = ["Bound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "i
 #: Largest T at which the default search evaluates the KOV15 and PLD routes (cost bounds).
 KOV15_MAX_ROUNDS = 10**5
 PLD_MAX_ROUNDS = 10**6
-
-#: The value a route must beat to matter (set by ``_run`` around each route call, read by
-#: the RDP route's order search); None when every route must be computed in full.
-_BEAT: contextvars.ContextVar = contextvars.ContextVar("shuffledp_beat", default=None)
-#: False while calibration asks its yes/no questions: a floor that only says "at least the
-#: target" gives its search no information, where a route's own floor (or value) does.
-EXACT_FLOORS: contextvars.ContextVar = contextvars.ContextVar("shuffledp_exact_floors",
-                                                              default=True)
 
 
 class CannotBeat(NotApplicableError):
@@ -233,112 +225,57 @@ class Bound:
         # the pld composer uses the same ``pld_atoms`` on the ledger's common grid.
         return route == "pld" and type(self)._pld_route is not Bound._pld_route
 
-    def epsilon_route(self, proto, delta: float, rounds: int, route: str) -> Outcome:
+    def answer(self, proto, ask: Ask, rounds: int, route: str, *,
+               beat: float | None = None) -> Outcome:
+        """``rounds`` rounds of ``proto`` answered by one route (a composer's name, or a
+        route of the bound's own): the raw value, before rounding.
+
+        ``beat``: the value the answer must beat to matter (the selection loop's best so
+        far); a composer may stop early with ``CannotBeatOrders`` where it provably cannot.
+        Default: the registered composer over this bound's views, or ``_pld_route`` for a
+        bound that composes its own pair."""
         if self._own_pld(route):
-            return self._pld_route(proto, rounds, delta, "epsilon")
-        return _composers.get(route).epsilon([(self.views(proto), rounds)], delta,
-                                             beat=_BEAT.get())
+            return self._pld_route(proto, rounds, ask)
+        c = _composers.get(route)
+        parts = [(self.views(proto), rounds)]
+        if isinstance(ask, EpsilonAt):
+            return c.epsilon(parts, ask.delta, beat=beat)
+        return c.delta(parts, ask.epsilon, beat=beat)
 
     # Kept for bounds written against the earlier route methods (same behaviour, now
     # through the composers).
-    def _pld_route(self, proto, rounds, x, question):
+    def _pld_route(self, proto, rounds, ask: Ask):
         c = _composers.get("pld")
         parts = [(self.views(proto), rounds)]
-        return c.epsilon(parts, x) if question == "epsilon" else c.delta(parts, x)
+        return c.epsilon(parts, ask.delta) if isinstance(ask, EpsilonAt) else c.delta(parts, ask.epsilon)
 
-    def _pld_of_own_atoms(self, proto, rounds, x, question):
+    def _pld_of_own_atoms(self, proto, rounds, ask: Ask):
         """``rounds`` rounds of this bound's ``pld_atoms`` by ``composition.pld_epsilon`` /
         ``pld_delta`` (its tail at infinite loss; both directions unless ``pld_symmetric``):
         the ``_pld_route`` of bounds that compose their own dominating pair directly."""
         logp, logq, tail = self.pld_atoms(proto)
-        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(logp, logq, rounds, x, extra_delta=float(tail),
+        fn = _comp.pld_epsilon if isinstance(ask, EpsilonAt) else _comp.pld_delta
+        val, det = fn(logp, logq, rounds, ask.given, extra_delta=float(tail),
                       symmetric=self.pld_symmetric)
         return Outcome(float(val), "upper", "pld", det)
 
-    def delta_route(self, proto, eps: float, rounds: int, route: str) -> Outcome:
-        if self._own_pld(route):
-            return self._pld_route(proto, rounds, eps, "delta")
-        return _composers.get(route).delta([(self.views(proto), rounds)], eps,
-                                           beat=_BEAT.get())
+    def preferred_route(self, rounds: int) -> str | None:
+        """The one route the default search uses for ``rounds`` rounds, when the bound knows
+        it is below every other (e.g. one round of an exact curve is below any conversion of
+        it); None: try every route."""
+        return None
 
-    def _pick(self, outcomes: list[Outcome]) -> Outcome:
-        """The tightest outcome of the bound's own kind; estimates only if nothing else."""
-        own = [o for o in outcomes if o.kind == self.kind]
-        pool = own or outcomes
-        if self.kind == "lower" and own:
-            best = max(pool, key=lambda o: o.value)
-        else:
-            best = min(pool, key=lambda o: o.value)
-        details = dict(best.details)
-        if len(outcomes) > 1:
-            details["routes"] = {o.composition: o.value for o in outcomes}
-        return Outcome(best.value, best.kind, best.composition, details)
+    def proven_floor(self, proto, ask: Ask, rounds: int, beat: float):
+        """``(reason, exact)`` when this bound's value is proven at or above ``beat`` before
+        any route runs (``exact``: the proof is on the bound's exact curve, so bounds it
+        dominates are at or above it too), else None. The selection loop asks it only for
+        the default search with an explicit value to beat (never during calibration's
+        yes/no questions, where a floor at the target gives the search no information)."""
+        return None
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
-        routes = self.routes(rounds)
-        if composition is not None:
-            if composition not in routes:
-                raise NotApplicableError(
-                    f"bound {self.id!r} does not offer composition {composition!r} for "
-                    f"rounds={rounds}; it offers {routes or 'none'}")
-            routes = [composition]
-        if not routes:
-            raise NotApplicableError(f"bound {self.id!r} offers no route for rounds={rounds}")
-        outs = []
-        pruned = {}
-        costly = {}
-        for r in routes:
-            why = self.route_cost_reason(proto, rounds, r) if composition is None else None
-            if why:
-                costly[r] = why
-                continue
-            if (r == "kov15" and fn == self.epsilon_route and self.kind == "upper"
-                    and composition is None and (outs or beat is not None)):
-                # KOV15 is the costly route (an optimised δ split, ~30 single-round roots).
-                # A floor on whatever it could return: the optimal composition of the
-                # single-round ε at the *whole* δ with no per-round δ (every split has a
-                # larger ε1 and less δ left, and the theorem is monotone in both). If even
-                # that floor cannot beat a route already computed, skip it.
-                # ``beat`` (from the accountant): the best answer of the other bounds.
-                own = [o.value for o in outs if o.kind == "upper"]
-                beat_here = min(own + ([beat] if beat is not None else []), default=math.inf)
-                try:
-                    floor = self._kov15_floor(proto, x, rounds, beat_here)
-                except (ValueError, ArithmeticError, NotImplementedError):
-                    floor = -math.inf
-                if floor * (1.0 - 1e-9) >= beat_here:
-                    pruned[r] = (floor, beat_here)
-                    continue
-            prune_ok = self.kind == "upper" and composition is None
-            target = _target(outs, beat) if prune_ok else None
-            if target is not None and r == "none" and self.has_dp:
-                floor = self._none_floor(proto, x, fn, target)
-                if floor is not None:
-                    pruned[r] = (floor, target)
-                    continue
-            tok = _BEAT.set(target)
-            try:
-                o = fn(proto, x, rounds, r)
-            except _rdp.CannotBeatOrders as exc:
-                pruned[r] = (exc.floor, exc.beat)
-                continue
-            finally:
-                _BEAT.reset(tok)
-            if not (isinstance(o.value, float) and not math.isnan(o.value)):
-                raise ArithmeticError(f"bound {self.id!r} route {r!r} produced {o.value!r}")
-            outs.append(o)
-        if not outs:
-            if pruned:
-                raise CannotBeat(min(f for f, _ in pruned.values()), beat)
-            raise NotApplicableError("; ".join(f"route {k}: {v}" for k, v in costly.items()))
-        best = self._pick(outs)
-        if pruned or costly:
-            best.details["routes_skipped"] = {
-                k: f"skipped: cannot beat {b:.6g} (its value is at least {f:.6g})"
-                for k, (f, b) in pruned.items()}
-            best.details["routes_skipped"].update(costly)
-        return best
+    def annotate(self, details: dict, proto, rounds: int) -> None:
+        """Add what a user should know about how the answer was computed (e.g. the number
+        of users the pair was built for) to the chosen outcome's ``details``."""
 
     def route_cost_reason(self, proto, rounds: int, route: str) -> str | None:
         """Why a route is not evaluated for this (protocol, rounds) although it applies: its
@@ -351,73 +288,6 @@ class Bound:
             return (f"not evaluated for rounds > {PLD_MAX_ROUNDS:.0e}: the composed grid "
                     "outgrows its bin budget")
         return None
-
-    def _kov15_floor(self, proto, delta, rounds, target) -> float:
-        """A floor on the KOV15 route that is ≥ ``target`` when one can be proven, else −inf.
-
-        Every split (δ1 per round, δ' for the composition) has (1 − δ1)^T (1 − δ') = 1 − δ with
-        δ' > 0, so δ1 < δ1max = 1 − (1 − δ)^{1/T} ≈ δ/T, hence ε1(δ1) ≥ ε1(δ1max) (the
-        single-round curve is non-increasing), and δ' ≤ δ. The route's value is therefore at
-        least K(ε1(δ1max)), K(e) = KOV15 with δ1 = 0 at the whole δ (see ``_run``), and K is
-        non-decreasing. Rather than the single-round root (a bisection of the bound's
-        δ1(ε), seconds at large n), find e* with K(e*) ≥ target on the cheap K and evaluate
-        δ1 once: δ1(e*) > δ1max means ε1(δ1max) > e*, so the floor K(e*) ≥ target.
-        A bound whose ε1(δ) is a closed form (``cheap_epsilon_one``) reads K(ε1(δ1max))
-        directly: one closed form and one K instead of the bisection (~60 K).
-        """
-        if not math.isfinite(target):
-            return -math.inf
-        d1_max = -math.expm1(math.log1p(-delta) / rounds)
-        if self.cheap_epsilon_one:
-            try:
-                e1 = float(self.epsilon_one(proto, d1_max))
-            except (NotImplementedError, NotApplicableError, ValueError, ArithmeticError):
-                e1 = math.nan                    # outside its condition: the bisection below
-            if math.isfinite(e1) and e1 >= 0.0:
-                k = _comp.kov15_epsilon(e1, 0.0, rounds, delta)
-                return k if k >= target else -math.inf
-        hi = self.eps_hi(proto)
-        if hi is None or not math.isfinite(hi) or hi <= 0.0:
-            return -math.inf
-
-        def reaches(e):
-            return _comp.kov15_epsilon(e, 0.0, rounds, delta) >= target
-
-        if not reaches(hi):
-            return -math.inf
-        e_star = bisect_certified(reaches, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-4)
-        if self.delta_one(proto, e_star) > d1_max * (1.0 + 1e-6):
-            return _comp.kov15_epsilon(e_star, 0.0, rounds, delta)
-        return -math.inf
-
-    def _none_floor(self, proto, x, fn, target):
-        """One evaluation instead of a root search: the single-round δ(ε) is non-increasing,
-        so if δ(target) > δ the ε route ends above ``target``. Returns ``target`` (a floor on
-        the route) when the route cannot win, else None."""
-        if fn != self.epsilon_route or not math.isfinite(target) or target <= 0.0:
-            return None
-        # The margin covers the rounding between a closed-form ε1(δ) and δ1(ε).
-        try:
-            d = self.delta_one(proto, target)
-        except (NotImplementedError, NotApplicableError, ArithmeticError):
-            return None               # no single-round δ(ε) view, or outside its condition
-        return target if d > x * (1.0 + 1e-6) else None
-
-    def epsilon(self, proto, delta: float, rounds: int = 1, composition: str | None = None,
-                *, beat: float | None = None) -> Outcome:
-        """T-round ε at δ. ``beat``: the best upper bound known elsewhere; routes whose
-        proven floor is above it are skipped (``CannotBeat`` if every route is)."""
-        o = self._run(self.epsilon_route, proto, delta, rounds, composition, beat)
-        if o.kind == "upper":
-            o = Outcome(float(round_up(o.value)), o.kind, o.composition, o.details)
-        return o
-
-    def delta(self, proto, eps: float, rounds: int = 1, composition: str | None = None,
-              *, beat: float | None = None) -> Outcome:
-        o = self._run(self.delta_route, proto, eps, rounds, composition, beat)
-        if o.kind == "upper":
-            o = Outcome(min(1.0, float(round_up(o.value))), o.kind, o.composition, o.details)
-        return o
 
     def rdp_curve(self, proto, orders: np.ndarray) -> np.ndarray:
         """RDP at arbitrary real orders > 1 (integer orders exactly, others by convexity)."""
@@ -437,14 +307,6 @@ class Bound:
             grid = np.unique(np.concatenate([lo, hi]))
             out[~ints] = _rdp.at_real_orders(grid, self.rdp(proto, grid), real)
         return out
-
-
-def _target(outs, beat):
-    """The smallest upper value known (this bound's routes so far, other bounds' ``beat``)."""
-    vals = [o.value for o in outs if o.kind == "upper"]
-    if beat is not None:
-        vals.append(beat)
-    return min(vals) if vals else None
 
 
 _REGISTRY: dict[str, Bound] = {}

@@ -44,6 +44,7 @@ from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from ..numerics import increasing_root, round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
+from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
 __all__ = ["blanket_pairs", "blanket_delta", "blanket_epsilon", "fdp_pair", "Blanket"]
@@ -480,21 +481,20 @@ class Blanket(Bound):
             r.append("kov15")
         return r
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
-        if composition is None and rounds == 1:
-            # One round: the certified δ(ε) is below any conversion of the same pair.
-            composition = "none"
-        return super()._run(fn, proto, x, rounds, composition, beat)
+    def preferred_route(self, rounds):
+        # One round: the certified δ(ε) is below any conversion of the same pair.
+        return "none" if rounds == 1 else None
 
-    def _pld_route(self, proto, rounds, x, question):
+    def _pld_route(self, proto, rounds, ask):
         g, _, _, grid = fdp_pair(proto)
         lp, lq, dropped = self.pld_atoms(proto)
-        fn = _comp.pld_epsilon if question == "epsilon" else _comp.pld_delta
-        val, det = fn(lp, lq, rounds, x, dropped)
+        solves_eps = isinstance(ask, EpsilonAt)
+        fn = _comp.pld_epsilon if solves_eps else _comp.pld_delta
+        val, det = fn(lp, lq, rounds, ask.given, dropped)
         det = dict(det)
         det["fdp_points"] = int(grid.size)
         det["fdp_vertices"] = int(g.size)
-        if question == "epsilon" and math.isfinite(val):
+        if solves_eps and math.isfinite(val):
             # the interpolation's own error: the ε-spacing of the curve around the answer
             per = val / rounds
             i = int(np.searchsorted(grid, per))
@@ -502,14 +502,11 @@ class Blanket(Bound):
             det["fdp_grid_spacing_at_answer"] = float(grid[hi_i] - grid[lo_i])
         return Outcome(float(val), "upper", "pld", det)
 
-    def epsilon_route(self, proto, delta, rounds, route):
+    def answer(self, proto, ask, rounds, route, *, beat=None):
         if route == "none":
-            e, det = blanket_epsilon(proto, float(delta))
-            return Outcome(e, "upper", "none", det)
-        return super().epsilon_route(proto, delta, rounds, route)
-
-    def delta_route(self, proto, eps, rounds, route):
-        if route == "none":
-            d, det = blanket_delta(proto, float(eps))
+            if isinstance(ask, EpsilonAt):
+                e, det = blanket_epsilon(proto, float(ask.delta))
+                return Outcome(e, "upper", "none", det)
+            d, det = blanket_delta(proto, float(ask.epsilon))
             return Outcome(d, "upper", "none", det)
-        return super().delta_route(proto, eps, rounds, route)
+        return super().answer(proto, ask, rounds, route, beat=beat)

@@ -33,7 +33,8 @@ from ..errors import NotApplicableError
 from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
 from ._common import ldp_reason, no_sampling_reason
-from .base import EXACT_FLOORS, Bound, CannotBeat, register
+from ..views import EpsilonAt
+from .base import Bound, register
 
 __all__ = ["fmt20_closed_epsilon", "fmt23_closed_epsilon", "fmt20_closed_condition",
            "fmt23_closed_condition", "krr_first_value_delta", "OutsideCondition",
@@ -262,24 +263,21 @@ class _PairBound(Bound):
                     "~1000 exact pair sums (the PLD route and the other bounds answer)")
         return super().route_cost_reason(proto, rounds, route)
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
-        if (beat is not None and composition is None and 1 < rounds <= FLOOR_MAX_ROUNDS
-                and math.isfinite(beat) and beat > 0.0 and EXACT_FLOORS.get()):
-            question = "epsilon" if fn == self.epsilon_route else "delta"
-            if self._floor_beats(proto, x, rounds, beat, question):
-                raise CannotBeat(beat, beat, why=(
-                    f"the {rounds}-round {question} of this bound's clone pair itself is "
+    def proven_floor(self, proto, ask, rounds, beat):
+        if 1 < rounds <= FLOOR_MAX_ROUNDS and self._floor_beats(proto, ask, rounds, beat):
+            return (f"the {rounds}-round {ask.solves} of this bound's clone pair itself is "
                     f"at least {beat:.6g} (a certified lower bound on it, from a pair the "
-                    "clone pair dominates), and every route is at or above that"), exact=True)
-        o = super()._run(fn, proto, x, rounds, composition, beat)
-        if pair_users(proto) < proto.n:
-            o.details["evaluated_at_n"] = pair_users(proto)
-            o.details["coarse"] = (f"pair built for n' = {pair_users(proto):.0e} of the "
-                                   f"{proto.n:.3g} users (valid: more users only help; the "
-                                   "exact sums at this n would cost minutes)")
-        return o
+                    "clone pair dominates), and every route is at or above that"), True
+        return None
 
-    def _floor_beats(self, proto, x, rounds, beat, question) -> bool:
+    def annotate(self, details, proto, rounds):
+        if pair_users(proto) < proto.n:
+            details["evaluated_at_n"] = pair_users(proto)
+            details["coarse"] = (f"pair built for n' = {pair_users(proto):.0e} of the "
+                                 f"{proto.n:.3g} users (valid: more users only help; the "
+                                 "exact sums at this n would cost minutes)")
+
+    def _floor_beats(self, proto, ask, rounds, beat) -> bool:
         """True when the clone pair's exact T-fold value is provably at or above ``beat``:
         then no route of this bound (each at or above that exact value) can beat it.
 
@@ -290,9 +288,10 @@ class _PairBound(Bound):
         least beat at the asked ε. ~0.05–0.2 s; decides only what is skipped.
         """
         from .. import pld_fft as pf
+        solves_eps, x = isinstance(ask, EpsilonAt), ask.given
         try:
             pair = self.pair(proto)
-            if question == "epsilon":
+            if solves_eps:
                 # Worth trying only if the pair likely loses: its Gaussian approximation (the
                 # T-fold loss as a Gaussian mechanism's with σ = 1/μ, μ² = T·Var L) is not
                 # clearly below beat. (A heuristic that only saves the attempt; the floor
@@ -307,7 +306,7 @@ class _PairBound(Bound):
             lp, lq = _floor_atoms(pair)
         except (ValueError, ArithmeticError, NotApplicableError):
             return False
-        eps = beat if question == "epsilon" else x
+        eps = beat if solves_eps else x
         mom = pf.loss_moments(lp, lq)
         if mom is None or mom[1] <= 0.0:
             return False
@@ -323,7 +322,7 @@ class _PairBound(Bound):
             v = pf.composed_delta_floor(pf.floor_lattice(lp, lq, d), rounds, eps)
         except (ValueError, ArithmeticError, MemoryError):
             return False
-        return v > x if question == "epsilon" else v >= beat
+        return v > x if solves_eps else v >= beat
 
     def max_order(self, proto):
         # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices

@@ -26,6 +26,7 @@ from .. import conversions as _rdp
 from ..mechanisms import Gaussian
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
+from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
 __all__ = ["HOMOGENEOUS_VALID_FOR", "homogeneous_rdp_for", "table1_epsilon",
@@ -178,16 +179,11 @@ class GaussianUnamplified(Bound):
     def extra_routes(self, rounds):
         return ["exact"] if rounds > 1 else []
 
-    def epsilon_route(self, proto, delta, rounds, route):
+    def answer(self, proto, ask, rounds, route, *, beat=None):
         if route == "exact":
             s = proto.mechanism.sigma / math.sqrt(rounds)
-            return Outcome(K.gaussian_epsilon(s, delta), "upper", "exact",
-                           {"note": f"T Gaussians = one Gaussian with sigma/sqrt(T) = {s:.6g}"})
-        return super().epsilon_route(proto, delta, rounds, route)
-
-    def delta_route(self, proto, eps, rounds, route):
-        if route == "exact":
-            s = proto.mechanism.sigma / math.sqrt(rounds)
-            return Outcome(K.gaussian_delta(s, eps), "upper", "exact",
-                           {"note": f"T Gaussians = one Gaussian with sigma/sqrt(T) = {s:.6g}"})
-        return super().delta_route(proto, eps, rounds, route)
+            note = {"note": f"T Gaussians = one Gaussian with sigma/sqrt(T) = {s:.6g}"}
+            if isinstance(ask, EpsilonAt):
+                return Outcome(K.gaussian_epsilon(s, ask.delta), "upper", "exact", note)
+            return Outcome(K.gaussian_delta(s, ask.epsilon), "upper", "exact", note)
+        return super().answer(proto, ask, rounds, route, beat=beat)

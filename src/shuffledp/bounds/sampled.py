@@ -34,7 +34,8 @@ from .. import gaussian_rdp as G
 from .. import sampled_pair as sp
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
-from .base import _BEAT, Bound, Outcome, get, register
+from ..views import EpsilonAt
+from .base import Bound, Outcome, get, register
 
 __all__ = ["participation", "mixture_rdp", "trimmed_hidden"]
 
@@ -338,11 +339,14 @@ class TrimmedCloneSampled(Bound):
             return int(min(int(proto.n), SAMPLED_MAX_N))
         return int(proto.n)
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
+    def annotate(self, details, proto, rounds):
         from .trimmed_clone import note_users
-        o = super()._run(fn, proto, x, rounds, composition, beat)
-        note_users(o.details, self.users(proto), proto.n)
-        return o
+        note_users(details, self.users(proto), proto.n)
+
+    def answer(self, proto, ask, rounds, route, *, beat=None):
+        if isinstance(ask, EpsilonAt):
+            return self._epsilon(proto, ask.delta, rounds, route, beat)
+        return self._delta(proto, ask.epsilon, rounds, route)
 
     def _at(self, proto, delta, rounds):
         rate, size = _rate_size(proto)
@@ -356,7 +360,7 @@ class TrimmedCloneSampled(Bound):
                "charge": charge}
         return hp, charge, det
 
-    def epsilon_route(self, proto, delta, rounds, route):
+    def _epsilon(self, proto, delta, rounds, route, beat):
         hp, charge, det = self._at(proto, delta, rounds)
         rest = delta - charge * (1 + 1e-12)
         if rest <= 0:
@@ -366,7 +370,7 @@ class TrimmedCloneSampled(Bound):
         if route == "rdp":
             conv = _rdp.search_epsilon(lambda o: sp.hidden_rdp(hp, o), rest, rounds,
                                        max_order=sp.max_order(hp), coarse="sparse",
-                                       beat=_BEAT.get())
+                                       beat=beat)
             det.update(order=conv.order)
             return Outcome(float(round_up(conv.value)), "upper", "rdp", det)
         if route == "pld":
@@ -377,7 +381,7 @@ class TrimmedCloneSampled(Bound):
             return Outcome(float(round_up(val)), "upper", "pld", det)
         raise NotImplementedError(route)
 
-    def delta_route(self, proto, eps, rounds, route):
+    def _delta(self, proto, eps, rounds, route):
         rate, size = _rate_size(proto)
         n, s = self.users(proto), float(proto.mechanism.sigma)
         part = size if size is not None else rate * n

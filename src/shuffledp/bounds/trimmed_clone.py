@@ -32,7 +32,8 @@ from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_pld_atoms, pa
 from ..errors import NotApplicableError
 from ..protocols import CheckIn
 from ..numerics import round_up
-from .base import EXACT_FLOORS, Bound, CannotBeat, Outcome, register
+from ..views import EpsilonAt
+from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
 
 __all__ = ["trimmed_pair", "trimmed_epsilon_one", "trimmed_epsilon_rounds"]
@@ -132,8 +133,7 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
 
-def central_floor_beats(m: int, sigma: float, rounds: int, x: float, beat: float,
-                        question: str) -> bool:
+def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> bool:
     """True when any valid bound for ``Shuffle(Gaussian(sigma), m)`` over ``rounds`` rounds
     (every user reporting) is provably above ``beat`` — so trimmed-clone, whose pair is
     built for m users, cannot beat it, whatever its ε0.
@@ -142,17 +142,17 @@ def central_floor_beats(m: int, sigma: float, rounds: int, x: float, beat: float
     the Gaussian mechanism with sensitivity 1 (neighbouring inputs at l2 distance 1) and
     noise σ√m; T non-adaptive rounds of it are one Gaussian mechanism with σ√m/√T. Its
     exact δ(ε) (Balle & Wang 2018, Thm 8) is a lower bound on the protocol's, hence on
-    every valid upper bound's. ε question (δ = x): δ_G(beat) > δ means ε_T(δ) > beat.
-    δ question (ε = x): δ_G(x) ≥ beat. The margin 1e-6 covers log_ndtr's rounding and the
+    every valid upper bound's. ε question: δ_G(beat) > δ means ε_T(δ) > beat.
+    δ question: δ_G(ε) ≥ beat. The margin 1e-6 covers log_ndtr's rounding and the
     cancellation in δ_G (≤ 1e-9 relative, see ``gaussian_delta``).
     """
     s = sigma * math.sqrt(m) / math.sqrt(rounds)
-    eps = beat if question == "epsilon" else x
-    ld = G.gaussian_log_delta(s, eps)
+    solves_eps = isinstance(ask, EpsilonAt)
+    ld = G.gaussian_log_delta(s, beat if solves_eps else ask.epsilon)
     if not math.isfinite(ld):
         return False
     low = math.exp(ld) * (1.0 - 1e-6)
-    return low > x if question == "epsilon" else low >= beat
+    return low > ask.delta if solves_eps else low >= beat
 
 
 def note_users(details: dict, m: int, n: int) -> None:
@@ -244,22 +244,24 @@ class TrimmedClone(Bound):
                 f"user at rate {samp.rate:.6g}), and its charge is smaller, so this bound's "
                 "exact value is at least the one trimmed-clone-sampled certifies")
 
-    def _run(self, fn, proto, x, rounds, composition, beat=None):
-        if (beat is not None and composition is None and math.isfinite(beat) and beat > 0.0
-                and EXACT_FLOORS.get()):
-            question = "epsilon" if fn == self.epsilon_route else "delta"
-            m = self.users(proto, rounds)
-            if central_floor_beats(m, float(proto.mechanism.sigma), rounds, x, beat, question):
-                raise CannotBeat(beat, beat, why=(
-                    f"its value is an upper bound for {m:.6g} users all reporting, which is at "
-                    f"least the {rounds}-round {question} of the sum of their reports (a "
+    def proven_floor(self, proto, ask, rounds, beat):
+        m = self.users(proto, rounds)
+        if central_floor_beats(m, float(proto.mechanism.sigma), rounds, ask, beat):
+            return (f"its value is an upper bound for {m:.6g} users all reporting, which is at "
+                    f"least the {rounds}-round {ask.solves} of the sum of their reports (a "
                     f"Gaussian mechanism with noise sigma*sqrt({m:.6g})), and that is above "
-                    f"{beat:.6g}"))
-        o = super()._run(fn, proto, x, rounds, composition, beat)
-        note_users(o.details, self.users(proto, rounds), proto.n)
-        return o
+                    f"{beat:.6g}"), False
+        return None
 
-    def epsilon_route(self, proto, delta, rounds, route):
+    def annotate(self, details, proto, rounds):
+        note_users(details, self.users(proto, rounds), proto.n)
+
+    def answer(self, proto, ask, rounds, route, *, beat=None):
+        if isinstance(ask, EpsilonAt):
+            return self._epsilon(proto, ask.delta, rounds, route)
+        return self._delta(proto, ask.epsilon, rounds, route)
+
+    def _epsilon(self, proto, delta, rounds, route):
         s = proto.mechanism.sigma
         if rounds == 1:
             v, det = trimmed_epsilon_one(self.users(proto, rounds), s, delta)
@@ -285,7 +287,7 @@ class TrimmedClone(Bound):
         det.update(d)
         return Outcome(float(round_up(val)), "upper", "pld", det)
 
-    def delta_route(self, proto, eps, rounds, route):
+    def _delta(self, proto, eps, rounds, route):
         n, s = self.users(proto, rounds), float(proto.mechanism.sigma)
         val, e0 = _trimmed_delta_rdp(n, s, float(eps), int(rounds))
         if route == "pld":

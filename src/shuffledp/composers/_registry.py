@@ -22,9 +22,14 @@ class Composer:
     def delta(self, parts, epsilon: float, **opts):
         raise NotImplementedError
 
-    def floor(self, parts, x: float, question: str) -> float | None:
-        """A cheap value this composer's answer cannot go below (None: unknown). A costly
-        composer offering one is tried last and skipped when its floor cannot win."""
+    #: True when an answer costs far more than the others' (an optimised split search):
+    #: the selection loop tries it last, after the others' values give it a value to beat.
+    costly: ClassVar[bool] = False
+
+    def floor(self, parts, ask, beat: float) -> float | None:
+        """A proven value this composer's answer to ``ask`` cannot go below, found cheaply
+        and worth having only when it is at least ``beat`` (the best answer known): the
+        selection loop then skips the composer with that proof. None: nothing proven."""
         return None
 
 

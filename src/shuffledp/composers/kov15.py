@@ -24,7 +24,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 from .. import composition as _comp
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified, falling_root_certified, golden_min, round_up
-from ..views import Outcome
+from ..views import EpsilonAt, Outcome
 from ._registry import Composer, merge_parts, register
 
 
@@ -35,6 +35,45 @@ def _details(best, results) -> dict:
     d["statements"] = {r.statement: r.value for r in results}
     d["splits"] = {r.statement: dict(r.details) for r in results}
     return d
+
+
+def _homogeneous_floor(dp, delta, rounds, target) -> float:
+    """A floor on the T-round KOV15 answer that is ≥ ``target`` when one can be proven,
+    else −inf (one entry of T identical rounds).
+
+    Every split (δ1 per round, δ' for the composition) has (1 − δ1)^T (1 − δ') = 1 − δ with
+    δ' > 0, so δ1 < δ1max = 1 − (1 − δ)^{1/T} ≈ δ/T, hence ε1(δ1) ≥ ε1(δ1max) (the
+    single-round curve is non-increasing), and δ' ≤ δ. The answer is therefore at least
+    K(ε1(δ1max)), K(e) = KOV15 with δ1 = 0 at the whole δ, and K is non-decreasing. Rather
+    than the single-round root (a bisection of δ1(ε), seconds at large n), find e* with
+    K(e*) ≥ target on the cheap K and evaluate δ1 once: δ1(e*) > δ1max means
+    ε1(δ1max) > e*, so the floor K(e*) ≥ target. A view whose ε1(δ) is a closed form
+    (``cheap_epsilon``) reads K(ε1(δ1max)) directly.
+    """
+    if not math.isfinite(target):
+        return -math.inf
+    d1_max = -math.expm1(math.log1p(-delta) / rounds)
+    if dp.cheap_epsilon:
+        try:
+            e1 = float(dp.epsilon_of(d1_max))
+        except (NotImplementedError, NotApplicableError, ValueError, ArithmeticError):
+            e1 = math.nan                    # outside its condition: the bisection below
+        if math.isfinite(e1) and e1 >= 0.0:
+            k = _comp.kov15_epsilon(e1, 0.0, rounds, delta)
+            return k if k >= target else -math.inf
+    hi = dp.eps_hi()
+    if hi is None or not math.isfinite(hi) or hi <= 0.0:
+        return -math.inf
+
+    def reaches(e):
+        return _comp.kov15_epsilon(e, 0.0, rounds, delta) >= target
+
+    if not reaches(hi):
+        return -math.inf
+    e_star = bisect_certified(reaches, 0.0, hi, want="smallest", xtol=1e-12, rtol=1e-4)
+    if dp.delta_of(e_star) > d1_max * (1.0 + 1e-6):
+        return _comp.kov15_epsilon(e_star, 0.0, rounds, delta)
+    return -math.inf
 
 
 def _eps_max(dp) -> float:
@@ -200,13 +239,26 @@ class Kov15Composer(Composer):
             return "one round: nothing to compose"
         return None
 
-    def floor(self, parts, x, question):
-        parts = merge_parts(parts)
-        # Each round's ε at the whole δ (no δ left per round, ε_ℓ can only be larger) and
-        # δ̃ = δ (the statement only gets worse with less): Thm 3.5 is monotone in both.
-        if question != "epsilon" or len(parts) == 1:
+    costly = True
+
+    def floor(self, parts, ask, beat):
+        if not isinstance(ask, EpsilonAt):
             return None
-        return hetero_closed([(float(v.dp.epsilon_of(x)), c) for v, c in parts], x)
+        parts = merge_parts(parts)
+        x = ask.delta
+        if len(parts) == 1:
+            v, c = parts[0]
+            try:
+                f = _homogeneous_floor(v.dp, x, c, beat)
+            except (ValueError, ArithmeticError, NotImplementedError):
+                return None
+        else:
+            # Each round's ε at the whole δ (no δ left per round, ε_ℓ can only be larger)
+            # and δ̃ = δ (the statement only gets worse with less): Thm 3.5 is monotone in
+            # both.
+            f = hetero_closed([(float(v.dp.epsilon_of(x)), c) for v, c in parts], x)
+        # less a relative 1e-9 for the floating-point rounding of the closed forms
+        return f * (1.0 - 1e-9) if math.isfinite(f) else None
 
     def epsilon(self, parts, delta, **opts):
         parts = merge_parts(parts)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ..views import Outcome
+import math
+
+from ..errors import NotApplicableError
+from ..views import EpsilonAt, Outcome
 from ._registry import Composer, merge_parts, register
 
 
@@ -18,6 +21,19 @@ class NoComposition(Composer):
         if parts[0][0].dp is None:
             return "needs a single-round (epsilon, delta) view"
         return None
+
+    def floor(self, parts, ask, beat):
+        """One δ evaluation instead of a root search: the single-round δ(ε) is
+        non-increasing, so if δ(beat) > δ the ε answer is above ``beat`` (returned as the
+        floor). The margin covers the rounding between a closed-form ε(δ) and δ(ε)."""
+        if not isinstance(ask, EpsilonAt) or not math.isfinite(beat) or beat <= 0.0:
+            return None
+        v = merge_parts(parts)[0][0]
+        try:
+            d = v.dp.delta_of(beat)
+        except (NotImplementedError, NotApplicableError, ArithmeticError):
+            return None           # outside the view's condition
+        return beat if d > ask.delta * (1.0 + 1e-6) else None
 
     def epsilon(self, parts, delta, **opts):
         parts = merge_parts(parts)

@@ -1,0 +1,405 @@
+"""The one selection loop: every question of the accountant is answered here.
+
+``sd.epsilon`` / ``sd.delta`` (a one-entry ledger), a ledger of several entries
+(``sd.Accountant``) and calibration's yes/no questions all come to ``select``: it loops over
+the registered bounds × the registered composers (``shuffledp.bounds``,
+``shuffledp.composers``), skips what provably cannot beat the best answer so far, and
+returns a ``Result`` (one entry) or the composers' rows (several entries).
+
+Everything that steers the search is an explicit argument: ``beat`` (the value an answer
+must beat to matter), ``target`` (calibration's "is the answer ≤ target?"), ``exact_floors``
+(whether a bound's proven floor on its exact value may skip it). The question is an
+``EpsilonAt(delta)`` or ``DeltaAt(epsilon)`` record (``shuffledp.views``).
+
+Composition theorems give upper bounds only; the answer is the smallest *upper* bound among
+the bounds allowed to be the default answer (reconstructed or unconfirmed formulas and
+estimates never are), and every candidate is shown with its kind and class.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from . import composers as _composers
+from . import conversions as _rdp
+from .bounds import all_bounds, get
+from .bounds.base import Bound, CannotBeat
+from .errors import NotApplicableError
+from .numerics import round_up
+from .relations import REPLACE_ONE, adjacency_text
+from .results import Candidate, Result
+from .views import Ask, EpsilonAt, Outcome
+
+__all__ = ["bound_answer", "select", "applicable", "named_bound", "failure_reason",
+           "bound_failure", "under", "NOT_ASKED"]
+
+
+# ------------------------------------------------------------------------------------------
+# One bound: its routes (composers, or routes of its own), floors, the tightest of its kind
+# ------------------------------------------------------------------------------------------
+def bound_answer(b: Bound, proto, ask: Ask, rounds: int = 1, composition: str | None = None,
+                 *, beat: float | None = None, exact_floors: bool = True) -> Outcome:
+    """``rounds`` rounds of ``proto`` under bound ``b``: the tightest route of the bound's kind
+    (upper values rounded up). ``composition`` names one route; ``beat``: the best upper
+    answer known elsewhere — routes whose proven floor is at or above it are skipped, and
+    ``CannotBeat`` is raised if every route is. ``exact_floors`` (False during
+    calibration's yes/no questions): whether the bound's proven floor on its own exact value
+    may skip it before any route runs."""
+    if composition is None:
+        composition_used = b.preferred_route(rounds)
+    else:
+        composition_used = composition
+    searching = composition_used is None
+    if (searching and exact_floors and beat is not None and math.isfinite(beat)
+            and beat > 0.0):
+        proof = b.proven_floor(proto, ask, rounds, beat)
+        if proof is not None:
+            why, exact = proof
+            raise CannotBeat(beat, beat, why=why, exact=exact)
+    o = _run_routes(b, proto, ask, rounds, composition_used, beat, searching)
+    b.annotate(o.details, proto, rounds)
+    if o.kind == "upper":
+        v = float(round_up(o.value))
+        o = Outcome(v if isinstance(ask, EpsilonAt) else min(1.0, v), o.kind,
+                    o.composition, o.details)
+    return o
+
+
+def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
+    routes = b.routes(rounds)
+    if composition is not None:
+        if composition not in routes:
+            raise NotApplicableError(
+                f"bound {b.id!r} does not offer composition {composition!r} for "
+                f"rounds={rounds}; it offers {routes or 'none'}")
+        routes = [composition]
+    if not routes:
+        raise NotApplicableError(f"bound {b.id!r} offers no route for rounds={rounds}")
+    prune_ok = b.kind == "upper" and searching
+    outs, pruned, costly = [], {}, {}
+    for r in routes:
+        why = b.route_cost_reason(proto, rounds, r) if searching else None
+        if why:
+            costly[r] = why
+            continue
+        target = _smallest_upper(outs, beat) if prune_ok else None
+        if target is not None and r in _composers.ids():
+            fl = _floor(_composers.get(r), [(b.views(proto), rounds)], ask, target)
+            if fl is not None:
+                pruned[r] = (fl, target)
+                continue
+        try:
+            o = b.answer(proto, ask, rounds, r, beat=target)
+        except _rdp.CannotBeatOrders as exc:
+            pruned[r] = (exc.floor, exc.beat)
+            continue
+        if not (isinstance(o.value, float) and not math.isnan(o.value)):
+            raise ArithmeticError(f"bound {b.id!r} route {r!r} produced {o.value!r}")
+        outs.append(o)
+    if not outs:
+        if pruned:
+            raise CannotBeat(min(f for f, _ in pruned.values()), beat)
+        raise NotApplicableError("; ".join(f"route {k}: {v}" for k, v in costly.items()))
+    best = _pick(b, outs)
+    if pruned or costly:
+        best.details["routes_skipped"] = {
+            k: f"skipped: cannot beat {t:.6g} (its value is at least {f:.6g})"
+            for k, (f, t) in pruned.items()}
+        best.details["routes_skipped"].update(costly)
+    return best
+
+
+def _floor(composer, parts, ask, target) -> float | None:
+    """The composer's proven floor when it is at or above ``target`` (the composer then
+    cannot beat it), else None."""
+    try:
+        fl = composer.floor(parts, ask, target)
+    except (NotApplicableError, ArithmeticError, NotImplementedError, ValueError):
+        return None
+    return fl if fl is not None and fl >= target else None
+
+
+def _smallest_upper(outs, beat):
+    """The smallest upper value known (this bound's routes so far, other bounds' ``beat``)."""
+    vals = [o.value for o in outs if o.kind == "upper"]
+    if beat is not None:
+        vals.append(beat)
+    return min(vals) if vals else None
+
+
+def _pick(b, outcomes: list[Outcome]) -> Outcome:
+    """The tightest outcome of the bound's own kind; estimates only if nothing else."""
+    own = [o for o in outcomes if o.kind == b.kind]
+    pool = own or outcomes
+    if b.kind == "lower" and own:
+        best = max(pool, key=lambda o: o.value)
+    else:
+        best = min(pool, key=lambda o: o.value)
+    details = dict(best.details)
+    if len(outcomes) > 1:
+        details["routes"] = {o.composition: o.value for o in outcomes}
+    return Outcome(best.value, best.kind, best.composition, details)
+
+
+# ------------------------------------------------------------------------------------------
+# Which bounds: applicability, relation, order, dominance
+# ------------------------------------------------------------------------------------------
+def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
+    """(bounds that apply, [(id, reason)] for those that do not) under ``relation``.
+
+    Under replace-one, bounds derived for add/remove neighbours only are left out of both
+    lists (they answer another question); under add/remove every bound not derived for it
+    is listed with that reason."""
+    ok, no = [], []
+    for b in all_bounds():
+        rel_why = b.relation_reason(relation, named=False)
+        if rel_why and relation == REPLACE_ONE:
+            continue
+        why = rel_why or b.check(proto)
+        (no.append((b.id, why)) if why else ok.append(b))
+    return ok, no
+
+
+def named_bound(proto, bound_id, relation: str = REPLACE_ONE):
+    """The bound ``bound_id`` if it applies to ``proto`` under ``relation``, else an error
+    saying why and which bounds do."""
+    b = get(bound_id)
+    why = "; ".join(w for w in (b.check(proto), b.relation_reason(relation)) if w)
+    if why:
+        ok, _ = applicable(proto, relation)
+        raise NotApplicableError(
+            f"bound {bound_id!r} does not apply to {proto.describe()}: {why}. "
+            f"Bounds that apply: {', '.join(x.id for x in ok) or 'none'}")
+    return b
+
+
+def _failure_what(exc: BaseException) -> str:
+    if isinstance(exc, (ArithmeticError, FloatingPointError)):
+        return "no certified value could be computed in floating point"
+    if isinstance(exc, MemoryError):
+        return "the computation needs more memory than is available"
+    return "this bound could not be evaluated on this input"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A user-facing reason for a bound that failed on this input (not a traceback)."""
+    return f"skipped: {_failure_what(exc)} ({type(exc).__name__}); not used"
+
+
+def bound_failure(b, proto, exc: BaseException, relation: str = REPLACE_ONE
+                  ) -> NotApplicableError:
+    ok, _ = applicable(proto, relation)
+    others = ", ".join(x.id for x in ok if x.id != b.id) or "none"
+    return NotApplicableError(
+        f"bound {b.id!r} could not certify a value for {proto.describe()}: "
+        f"{_failure_what(exc)} ({type(exc).__name__}). Bounds that apply: {others}")
+
+
+#: Bounds whose evaluation costs seconds at large n (exact pair sums, instance sums); the
+#: loop tries them after the closed forms so that their floors meet a good answer.
+_COSTLY = ("fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower")
+
+NOT_ASKED = ("not computed: lower bounds, estimates and comparison-only bounds are "
+             "computed on request (lower=True)")
+
+
+def can_answer(b) -> bool:
+    """True for the bounds that may be the accountant's answer (valid, default, upper)."""
+    return b.kind == "upper" and b.default
+
+
+def _cheap_first(bounds, proto) -> list:
+    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last;
+    among those, the usually tightest (``Bound.likely_first``), then bounds that may
+    dominate others (``Bound.dominance_rank``)."""
+    return sorted(bounds, key=lambda b: (bool(b.id in _COSTLY or b.rdp_expensive),
+                                         not b.likely_first(proto), b.dominance_rank(proto)))
+
+
+def _dominated(b, done, proto, floored=(), rounds=1):
+    """The reason ``b`` need not run: a bound already answered whose exact curve is at or
+    below ``b``'s (``Bound.dominated_by``), or one whose exact value was proven at or
+    above the best answer (``floored``: (bound, beat)) and that ``b`` dominates; else None."""
+    for other in done:
+        why = b.dominated_by(other, proto, rounds)
+        if why:
+            return why
+    for other, beat in floored:
+        if b.dominated_by(other, proto, rounds):
+            return (f"skipped: cannot beat {beat:.6g}: its exact value is at least "
+                    f"{other.id}'s (whose clone pair is a post-processing of this bound's), "
+                    f"which was proven at least {beat:.6g}")
+    return None
+
+
+def under(relation, skipped) -> str:
+    """' under add_or_remove_one (why each bound was refused)' — nothing for replace-one."""
+    if relation == REPLACE_ONE:
+        return ""
+    groups: dict = {}
+    for b, w in skipped:
+        groups.setdefault(w, []).append(b)
+    whys = "; ".join(f"{', '.join(bs)}: {w}" for w, bs in groups.items())
+    return f" under relation={relation!r}" + (f" ({whys})" if whys else "")
+
+
+# ------------------------------------------------------------------------------------------
+# The loop
+# ------------------------------------------------------------------------------------------
+def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
+           composition: str | None = None, upper_only: bool = False, lower: bool = True,
+           target: float | None = None, relation: str = REPLACE_ONE) -> Result:
+    """``rounds`` rounds of one protocol: every applicable bound (or the one named) × its
+    routes, the tightest valid upper bound chosen, every candidate shown.
+
+    ``upper_only``: only the candidates that can be the answer (calibration). ``lower``:
+    also lower bounds, estimates and comparison-only bounds. ``target`` (calibration's
+    yes/no question "is the answer ≤ target?"): stop at the first bound that meets it, and
+    skip bounds that provably cannot; the returned value is then ≤ target exactly when the
+    full minimum is (``CannotBeat`` when every candidate provably stays above it).
+    ``relation`` must already be canonical and checked against the protocol."""
+    if bound is not None:
+        bounds, skipped = [named_bound(proto, bound, relation)], []
+    else:
+        bounds, skipped = applicable(proto, relation)
+        bounds = _cheap_first(bounds, proto)
+    if upper_only:
+        bounds = [b for b in bounds if can_answer(b)]
+    elif bound is None and not lower:
+        skipped.extend((b.id, NOT_ASKED) for b in bounds if not can_answer(b))
+        bounds = [b for b in bounds if can_answer(b)]
+    solves_eps = isinstance(ask, EpsilonAt)
+    cands, floors = [], []
+    answered = []           # bound objects whose upper value is a candidate answer
+    floored = []            # (bound, beat): its exact value was proven ≥ beat
+    for b in bounds:
+        if bound is None and can_answer(b):
+            why = _dominated(b, answered, proto, floored, rounds)
+            if why:
+                skipped.append((b.id, why))
+                continue
+        if composition is not None and composition not in b.routes(rounds):
+            if bound is not None:
+                bound_answer(b, proto, ask, rounds, composition)   # raises the explanation
+            skipped.append((b.id, f"does not offer composition {composition!r}"))
+            continue
+        t0 = time.perf_counter()
+        # A bound that can be the answer may skip what provably cannot beat the best so far.
+        beat = _best_so_far(cands, solves_eps) if bound is None and can_answer(b) else None
+        if beat == 0.0 and target is None:
+            # A certified 0 (ε = 0, or δ = 0 at this ε) is the smallest value any bound can
+            # return: nothing after it can change the answer.
+            skipped.append((b.id, "skipped: cannot beat 0 (an earlier bound certified 0)"))
+            continue
+        if target is not None:
+            if beat is not None and beat <= target:
+                skipped.append((b.id, f"not computed: an earlier bound already meets {target:.6g}"))
+                continue
+            beat = target if beat is None else min(beat, target)
+        try:
+            o = bound_answer(b, proto, ask, rounds, composition, beat=beat,
+                             exact_floors=target is None)
+        except NotApplicableError as exc:
+            # Conditions that depend on the question (a closed form's δ-condition).
+            if bound is not None:
+                raise
+            if isinstance(exc, CannotBeat):
+                floors.append(exc.floor)
+                if exc.exact and exc.beat is not None:
+                    floored.append((b, exc.beat))
+            skipped.append((b.id, str(exc)))
+            continue
+        except Exception as exc:                        # noqa: BLE001 — one bound's failure
+            # must not take the others' answers with it; its internal message (which may
+            # name a kernel variable) is kept out of the user-facing text.
+            if bound is not None:
+                raise bound_failure(b, proto, exc, relation) from exc
+            skipped.append((b.id, failure_reason(exc)))
+            continue
+        eps, dlt = (o.value, ask.delta) if solves_eps else (ask.epsilon, o.value)
+        scope, valid_for = b.label(proto, o.kind)
+        if o.kind == "upper" and can_answer(b):
+            answered.append(b)
+        cands.append(Candidate(b.id, o.kind, valid_for, eps, dlt,
+                               time.perf_counter() - t0, o.composition, o.details,
+                               default=b.default, scope=scope, question=ask.solves))
+    val = (lambda c: c.epsilon) if solves_eps else (lambda c: c.delta)
+    if bound is not None:
+        chosen = cands[0]
+    else:
+        ups = [c for c in cands if c.kind == "upper" and c.default]
+        if not ups and target is not None and floors:
+            raise CannotBeat(min(floors), target)
+        if not ups:
+            raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}"
+                                     + under(relation, skipped))
+        chosen = min(ups, key=val)
+    return Result(ask.solves, chosen.epsilon, chosen.delta, rounds, chosen.bound, chosen.kind,
+                  chosen.valid_for, tuple(cands), tuple(skipped), proto, chosen.composition,
+                  notes=_notes(bounds, rounds, composition), adjacency=adjacency_text(relation),
+                  relation=relation)
+
+
+def _best_so_far(cands, solves_eps: bool):
+    vals = [c.epsilon if solves_eps else c.delta for c in cands if can_answer(c)]
+    return min(vals) if vals else None
+
+
+def _notes(bounds, rounds, composition) -> tuple:
+    """What the user should know about routes that were not tried."""
+    if composition not in (None, "pld"):
+        return ()
+    # Upper bounds compose their PLD without optional packages (pld_fft); the optimistic
+    # PLD of a lower bound over several rounds needs dp_accounting.
+    if rounds == 1 or not any(hasattr(b, "pld_atoms") and b.kind != "upper" for b in bounds):
+        return ()
+    from .composition import pld_unavailable_reason
+    why = pld_unavailable_reason()
+    if why is None:
+        return ()
+    return ("the PLD route of the lower bounds was not tried: the optional package "
+            "dp-accounting is not installed (pip install 'shuffledp[pld]'); with it, lower "
+            "bounds over several rounds are often tighter",)
+
+
+# ------------------------------------------------------------------------------------------
+# Several entries: the composers over the entries' combined views
+# ------------------------------------------------------------------------------------------
+def compose_parts(parts, ask: Ask, *, discretization: float | None = None):
+    """Every registered composer over ``parts`` = [(views, rounds)] (a ledger of several
+    entries): (best upper Outcome or None, rows) with rows = (name, value or None,
+    reason or None, seconds). A costly composer runs after the others and is skipped when
+    its proven floor cannot beat their best."""
+    rows, outs = [], []
+    order = sorted(_composers.all_composers(), key=lambda c: bool(c.costly))
+    for c in order:
+        why = c.accepts(parts)
+        if why:
+            rows.append((c.name, None, why, 0.0))
+            continue
+        if outs and c.costly:
+            beat = min(o.value for o in outs)
+            fl = _floor(c, parts, ask, beat)
+            if fl is not None:
+                rows.append((c.name, None,
+                             f"skipped: cannot beat {beat:.6g} (its value is at least {fl:.6g})",
+                             0.0))
+                continue
+        t0 = time.perf_counter()
+        try:
+            kw = {"discretization": discretization} if discretization else {}
+            o = (c.epsilon(parts, ask.delta, **kw) if isinstance(ask, EpsilonAt)
+                 else c.delta(parts, ask.epsilon, **kw))
+        except (NotApplicableError, ArithmeticError, FloatingPointError, MemoryError,
+                NotImplementedError) as exc:
+            rows.append((c.name, None, f"failed: {exc}", time.perf_counter() - t0))
+            continue
+        if o.kind != "upper" or not isinstance(o.value, float) or math.isnan(o.value):
+            rows.append((c.name, None, f"not an upper bound ({o.kind}, {o.value!r})",
+                         time.perf_counter() - t0))
+            continue
+        rows.append((c.name, o.value, None, time.perf_counter() - t0))
+        outs.append(o)
+    best = min(outs, key=lambda o: o.value) if outs else None
+    return best, rows
