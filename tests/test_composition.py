@@ -391,7 +391,6 @@ class _PairBound(Bound):
 
     id = "test-pair"
     kind = "upper"
-    has_dp = True
 
     def check(self, proto):
         return None

@@ -85,7 +85,9 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             continue
         target = _smallest_upper(outs, beat) if prune_ok else None
         if target is not None and r in _composers.ids():
-            fl = _floor(_composers.get(r), [(b.views(proto), rounds)], ask, target)
+            # a composer's floor speaks for its own answer over the bound's views
+            comp, parts = _composers.get(r), [(b.views(proto), rounds)]
+            fl = _floor(comp, parts, ask, target) if comp.accepts(parts) is None else None
             if fl is not None:
                 pruned[r] = (fl, target)
                 continue

@@ -46,8 +46,6 @@ class FMT20AddRemove(Bound):
     id = "fmt20-addremove"
     scope = "ldp"
     kind = "upper"
-    has_dp = True
-    has_rdp = False
     no_rdp_reason = NO_RDP
     relations = (ADD_OR_REMOVE_ONE,)
     title = "FMT20 clone pair under add/remove neighbours (check-in rounds)"
@@ -128,8 +126,6 @@ class TrimmedCloneAddRemove(Bound):
     id = "trimmed-clone-addremove"
     scope = "l2"
     kind = "upper"
-    has_dp = True
-    has_rdp = False
     no_rdp_reason = NO_RDP
     relations = (ADD_OR_REMOVE_ONE,)
     title = "Trimmed-victim clone pair under add/remove neighbours (Gaussian, check-in)"

@@ -74,8 +74,6 @@ class Bound:
     default: ClassVar[bool] = True
     title: ClassVar[str] = ""
     reference: ClassVar[str] = ""
-    has_rdp: ClassVar[bool] = False
-    has_dp: ClassVar[bool] = False
     #: Short name of the class of randomizers the bound's numbers hold for (a key of
     #: ``shuffledp.results.SCOPES``). ``valid_for`` must never claim more than it; the
     #: contract tests check every registered bound against it.
@@ -141,6 +139,17 @@ class Bound:
         return False
 
     # ----- views ---------------------------------------------------------------------
+    # A view's existence is the capability: a bound has an RDP view when it defines
+    # ``rdp``, a single-round (ε, δ) view when it defines ``delta_one`` (no flags to keep
+    # in step with the methods).
+    @property
+    def has_rdp(self) -> bool:
+        return type(self).rdp is not Bound.rdp
+
+    @property
+    def has_dp(self) -> bool:
+        return type(self).delta_one is not Bound.delta_one
+
     def rdp(self, proto, orders: np.ndarray) -> np.ndarray:
         """Per-round RDP at integer orders ≥ 2 (upper bounds already rounded up)."""
         raise NotImplementedError(f"bound {self.id!r} has no RDP view")

@@ -375,8 +375,6 @@ class Blanket(Bound):
     kind = "upper"
     title = "Privacy blanket of this randomizer (GPARV), certified numerics"
     reference = REFERENCE
-    has_dp = True
-    has_rdp = True
     rdp_expensive = True
 
     def check(self, proto):
@@ -475,11 +473,10 @@ class Blanket(Bound):
 
     # ----- routes ------------------------------------------------------------------------
     def routes(self, rounds):
-        r = ["none"] if rounds == 1 else []
-        r += ["pld", "rdp"]
-        if rounds > 1:
-            r.append("kov15")
-        return r
+        # Every composer that accepts the views, PLD first: its value (usually the best)
+        # is then what the RDP and KOV15 routes must beat, and their floors skip them.
+        r = super().routes(rounds)
+        return sorted(r, key=lambda x: (x != "none", x != "pld"))
 
     def preferred_route(self, rounds):
         # One round: the certified δ(ε) is below any conversion of the same pair.

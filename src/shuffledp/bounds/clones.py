@@ -182,8 +182,6 @@ class _PairBound(Bound):
     """A bound given by one g = 0 clone pair: δ(ε), ε(δ) and RDP of the pair."""
 
     kind = "upper"
-    has_dp = True
-    has_rdp = True
     rdp_expensive = True
     #: Clone pairs are symmetric (swapping the victim's two types maps P to Q): their PLD
     #: route composes one direction (``composition.pld_delta``).
@@ -446,8 +444,6 @@ class CloneSpecific(_PairBound):
 # ----------------------------------------------------------------------------------------
 class _ClosedBound(Bound):
     kind = "upper"
-    has_dp = True
-    has_rdp = False
     cheap_epsilon_one = True                  # a closed form (``Bound._kov15_floor``)
 
     def closed(self, eps0, n, delta):
@@ -555,8 +551,6 @@ class KrrLower(Bound):
     id = "krr-lower"
     scope = "instance"
     kind = "lower"
-    has_dp = True
-    has_rdp = False
     title = "k-RR lower bound: what k-ary randomized response provably leaks"
     reference = (FMT23_REF + ", Sec. 5 (2RR/3RR lower bounds, Fig. 1)")
 

@@ -103,7 +103,6 @@ class LiewHomogeneous(Bound):
     scope = "homogeneous"
     kind = "estimate"
     default = False
-    has_rdp = True
     title = "Liew–Takahashi shuffle Gaussian RDP of the homogeneous pair (estimate)"
     reference = ("Liew & Takahashi, arXiv:2206.09569v1, Theorems 1–3; subsampling: Wang, Balle, "
                  "Kasiviswanathan 2019 (arXiv:1808.00087), Theorem 9")
@@ -136,8 +135,6 @@ class GaussianUnamplified(Bound):
     id = "gaussian-unamplified"
     scope = "l2"
     kind = "upper"
-    has_rdp = True
-    has_dp = True
     title = "The Gaussian mechanism without amplification (shuffling is post-processing)"
     reference = ("Exact analytic Gaussian: Balle & Wang, ICML 2018 (arXiv:1805.06530), Theorem 8; "
                  "RDP: Mironov 2017, Prop. 7")

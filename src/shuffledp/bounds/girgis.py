@@ -281,7 +281,6 @@ def lower_delta(eps0: float, n: int, eps: float) -> float:
 
 class _GirgisBase(Bound):
     reference = "Girgis, Data, Diggavi, Suresh, Kairouz, CCS 2021, arXiv:2105.05180"
-    has_rdp = True
 
     def check(self, proto):
         return ldp_reason(proto) or no_sampling_reason(proto)
@@ -352,7 +351,6 @@ class GirgisLower(_GirgisBase):
     id = "girgis-lower"
     scope = "instance"
     kind = "lower"
-    has_dp = True
     title = "Girgis et al. lower bound (Theorem 3.4): binary RR, both directions"
     reference = _GirgisBase.reference + ", Theorem 3.4 (reverse direction:)"
 

@@ -81,8 +81,6 @@ class _HiddenBound(Bound):
     """Hidden-⊥ pair of an unsampled clone bound (``base_id``)."""
 
     kind = "upper"
-    has_dp = True
-    has_rdp = True
     rdp_expensive = True
     base_id = ""
     #: Symmetric like the clone pair it hides (swap a and b): one PLD direction.
@@ -295,8 +293,6 @@ class TrimmedCloneSampled(Bound):
     id = "trimmed-clone-sampled"
     scope = "l2"
     kind = "upper"
-    has_rdp = False
-    has_dp = True
     title = "Trimmed-victim clone bound with hidden non-participation (Gaussian, sampled)"
     reference = ("derived in this project (docs/bounds.md): FMT20 clone pair "
                  "(arXiv:2012.12803) with the victim trimmed to (eps0, delta0)-LDP and the "

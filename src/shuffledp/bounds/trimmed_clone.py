@@ -186,8 +186,6 @@ class TrimmedClone(Bound):
     id = "trimmed-clone"
     scope = "l2"
     kind = "upper"
-    has_rdp = False
-    has_dp = True
     title = "Trimmed-victim clone bound for (eps0, delta0)-LDP randomizers (Gaussian curve)"
     reference = ("docs/trimmed-clone.md (derived in this library; FMT20 clone pair, "
                  "Feldman–McMillan–Talwar arXiv:2012.12803, with the victim trimmed)")

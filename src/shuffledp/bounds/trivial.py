@@ -30,8 +30,6 @@ class Trivial(Bound):
     kind = "upper"
     title = "Post-processing: the shuffled output is eps0-DP"
     reference = "Post-processing of eps0-LDP reports; zCDP of pure DP: Bun & Steinke, arXiv:1605.02065, Prop. 1.4"
-    has_rdp = True
-    has_dp = True
 
     def check(self, proto):
         return ldp_reason(proto)
