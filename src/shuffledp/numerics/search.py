@@ -95,14 +95,34 @@ class _Counted:
         return v
 
 
+class _Threshold:
+    """The predicate f(x) ≤ target of a counted, NaN-guarded f."""
+
+    __slots__ = ("f", "target")
+
+    def __init__(self, f: _Counted, target: float):
+        self.f, self.target = f, target
+
+    @property
+    def n(self) -> int:
+        return self.f.n
+
+    def __call__(self, x) -> bool:
+        return self.f(x) <= self.target
+
+
 # ----------------------------------------------------------------------------------------
 # Bisection on a monotone predicate
 # ----------------------------------------------------------------------------------------
 def bisect(ok: Callable[[float], bool], lo: float, hi: float, *, want: str = "smallest",
-           xtol: float = XTOL, rtol: float = RTOL, max_iter: int = MAX_ITER,
-           check_end: bool = True, try_other_end: bool = False,
+           target: float | None = None, xtol: float = XTOL, rtol: float = RTOL,
+           max_iter: int = MAX_ITER, check_end: bool = True, try_other_end: bool = False,
            geometric: bool = False) -> SearchResult:
     """Bisection on a monotone predicate; ``x`` is the certified end.
+
+    The predicate is ``ok(x)``, or ``ok(x) <= target`` when a ``target`` is given — prefer
+    that form: a NaN value then raises ``SearchError`` (a predicate written as a comparison
+    turns a NaN into a silent False).
 
     ``want="smallest"``: ``ok`` is False below a threshold and True above; the end returned
     is ``hi`` (the safe end for "smallest ε with δ(ε) ≤ δ"). ``want="largest"``: ``ok`` is
@@ -120,6 +140,8 @@ def bisect(ok: Callable[[float], bool], lo: float, hi: float, *, want: str = "sm
         raise ValueError(f"want must be 'smallest' or 'largest', got {want!r}")
     small = want == "smallest"
     f = _Counted(ok, f"bisect(want={want!r})")
+    if target is not None:
+        f = _Threshold(f, target)
     end = "hi" if small else "lo"
     if try_other_end and f(lo if small else hi):
         x = lo if small else hi
