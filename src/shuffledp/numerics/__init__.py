@@ -28,7 +28,7 @@ from .binomial import (BDTR_MAX_N, BDTR_SLACK, RUN_REL_ERR, bd0, binom_cdf_bound
 from .divergence import hockey_stick, hockey_stick_lower, renyi_minus_one
 from .fft import circular_run, fft_power, fft_power_product, fft_powers, next_fast_len
 from .logspace import (expm1mx, log1pexp, log1pmx, log_binom_coef, log_pow_minus_tangent,
-                       logexpm1, logsumexp, pow_minus_tangent)
+                       logexpm1, logsumexp, logsumexp_rows, pow_minus_tangent)
 from .rounding import REL_SLACK, round_up
 from .search import (MAX_ITER, RTOL, XTOL, SearchError, SearchResult, bisect, bisect_certified,
                      falling_root, falling_root_certified, golden, golden_min, illinois_root,
@@ -77,6 +77,7 @@ __all__ = [
     "BDTR_SLACK",
     "log1pexp",
     "logexpm1",
+    "logsumexp_rows",
     "XTOL",
     "RTOL",
     "MAX_ITER",

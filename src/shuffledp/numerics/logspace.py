@@ -10,7 +10,7 @@ import numpy as np
 
 from .._lazy import special  # scipy.special on first use (import time)
 
-__all__ = ["log_binom_coef", "logsumexp", "log1pexp", "logexpm1", "expm1mx", "log1pmx",
+__all__ = ["log_binom_coef", "logsumexp", "logsumexp_rows", "log1pexp", "logexpm1", "expm1mx", "log1pmx",
            "pow_minus_tangent", "log_pow_minus_tangent"]
 
 
@@ -24,6 +24,16 @@ def log_binom_coef(n, k):
 def logsumexp(*args, **kwargs):
     """``scipy.special.logsumexp`` (a function, not an alias, so scipy loads on first use)."""
     return special.logsumexp(*args, **kwargs)
+
+
+def logsumexp_rows(m: np.ndarray) -> np.ndarray:
+    """logsumexp along axis 1 of a 2-D array; −inf rows stay −inf (no warnings)."""
+    top = np.max(m, axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(under="ignore"):
+        s = np.sum(np.exp(m - safe[:, None]), axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(top), safe + np.log(s), -np.inf)
 
 
 def expm1mx(y):
