@@ -31,7 +31,8 @@ from .logspace import (expm1mx, log1pexp, log1pmx, log_binom_coef, log_pow_minus
                        logexpm1, logsumexp, logsumexp_rows, pow_minus_tangent)
 from .rounding import REL_SLACK, round_up
 from .search import (MAX_ITER, RTOL, XTOL, SearchError, SearchResult, bisect, bisect_certified,
-                     falling_root, falling_root_certified, golden, golden_min, illinois_root,
+                     falling_root, falling_root_certified, golden, golden_integer, golden_min,
+                     illinois_root,
                      increasing_root, integer_search, target_root)
 
 __all__ = [
@@ -88,5 +89,6 @@ __all__ = [
     "target_root",
     "integer_search",
     "golden",
+    "golden_integer",
     "illinois_root",
 ]

@@ -13,7 +13,8 @@ SearchResult``:
 * ``target_root`` — the end of a bracket whose f is certified ≤ a target and within a
   relative tolerance of it (Illinois on log f with secant aims; calibration).
 * ``integer_search`` — the same on the integers (log–log interpolation or bisection).
-* ``golden`` — golden-section minimisation (any point is valid; not certified).
+* ``golden`` / ``golden_integer`` — golden-section minimisation on the reals / integers
+  (any point is valid; not certified).
 * ``illinois_root`` — a root of an increasing function (any point near it is valid).
 
 ``certified_end`` in the record says which end carries the guarantee (``"lo"``/``"hi"``)
@@ -33,7 +34,8 @@ from typing import Callable
 
 __all__ = [
     "XTOL", "RTOL", "MAX_ITER", "SearchResult", "SearchError",
-    "bisect", "falling_root", "target_root", "integer_search", "golden", "illinois_root",
+    "bisect", "falling_root", "target_root", "integer_search", "golden", "golden_integer",
+    "illinois_root",
     "bisect_certified", "falling_root_certified", "golden_min", "increasing_root",
 ]
 
@@ -444,3 +446,26 @@ def golden_min(f, a: float, b: float, iters: int):
     """``golden``: returns (x, f(x)), the best point seen."""
     r = golden(f, a, b, max_iter=iters)
     return r.x, r.fx
+
+
+def golden_integer(f, lo: int, hi: int) -> SearchResult:
+    """Golden-section minimisation of a (roughly unimodal) f over the integers in [lo, hi]:
+    the bracket shrinks until at most 4 integers remain, which are all evaluated.
+
+    ~log(hi − lo)/log(1.618) evaluations instead of every integer (``f`` should cache if
+    it is expensive: the retained point is asked again). ``x`` / ``fx`` the best integer
+    evaluated in the final bracket [``lo``, ``hi``] (ties: the smaller); a NaN raises.
+    """
+    f = _Counted(f, "golden_integer")
+    a, b = int(lo), int(hi)
+    while b - a > 3:
+        m1 = a + int(round((b - a) * 0.381966))
+        m2 = b - int(round((b - a) * 0.381966))
+        if m1 >= m2:
+            break
+        if f(m1) <= f(m2):
+            b = m2
+        else:
+            a = m1
+    best = min((f(o), o) for o in range(a, b + 1))
+    return SearchResult(best[1], a, b, f.n, None, best[0])
