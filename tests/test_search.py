@@ -72,10 +72,11 @@ def test_falling_root_certified_end_on_a_known_root():
 
 def test_target_root_lands_on_the_certified_side():
     f = Calls(lambda x: x ** 3)
-    r = nm.target_root(f, 1.0, 0.01, 50.0, want="largest", rtol=1e-6)
+    r = nm.target_root(f, 0.01, 50.0, target=1.0, want="largest", rtol=1e-6)
     assert r.x ** 3 <= 1.0 and r.x ** 3 >= 1.0 - 1e-6 and r.fx == r.x ** 3
     assert r.certified_end == "lo" and r.iterations == f.n
-    r = nm.target_root(lambda s: 4.0 / s ** 2, 1.0, 0.5, 40.0, want="smallest", rtol=1e-6)
+    r = nm.target_root(lambda s: 4.0 / s ** 2, 0.5, 40.0, target=1.0, want="smallest",
+                       rtol=1e-6)
     assert 4.0 / r.x ** 2 <= 1.0 and r.certified_end == "hi"
 
 
@@ -83,11 +84,12 @@ def test_target_root_lands_on_the_certified_side():
 def test_integer_search_matches_brute_force(cut):
     f = lambda x: x / cut                                   # noqa: E731 (≤ 1 up to cut)
     brute_largest = max(x for x in range(1, 1001) if f(x) <= 1.0)
-    assert nm.integer_search(f, 1.0, 1, 1001).x == brute_largest
+    assert nm.integer_search(f, 1, 1001, target=1.0).x == brute_largest
     g = lambda x: cut / x                                   # noqa: E731 (≤ 1 from cut on)
     brute_smallest = min(x for x in range(1, 1001) if g(x) <= 1.0)
     lo = 0 if cut == 1 else 1
-    r = nm.integer_search(lambda x: g(x) if x else math.inf, 1.0, lo, 1000, want="smallest")
+    r = nm.integer_search(lambda x: g(x) if x else math.inf, lo, 1000, target=1.0,
+                          want="smallest")
     assert r.x == brute_smallest and r.certified_end == "hi"
 
 
@@ -119,7 +121,7 @@ def test_golden_integer_matches_brute_force():
     lambda f: nm.falling_root(f, 0.0, 1.0),
     lambda f: nm.illinois_root(f, 0.0, 1.0),
     lambda f: nm.golden(f, 0.0, 1.0, max_iter=10),
-    lambda f: nm.target_root(f, 1.0, 0.0, 1.0, want="largest", rtol=1e-6),
+    lambda f: nm.target_root(f, 0.0, 1.0, target=1.0, want="largest", rtol=1e-6),
     lambda f: nm.golden_integer(lambda o: f(o / 100), 0, 100),
 ])
 def test_a_nan_raises_instead_of_steering_the_search(search):

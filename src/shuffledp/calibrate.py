@@ -382,8 +382,8 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
                 hi = top
                 break
         # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
-        val = (integer_search(eps_at, target, lo, hi).x  # type: ignore[arg-type]
-               if discrete else target_root(eps_at, target, lo, hi, want="largest", rtol=tol).x)
+        val = (integer_search(eps_at, lo, hi, target=target).x  # type: ignore[arg-type]
+               if discrete else target_root(eps_at, lo, hi, target=target, want="largest", rtol=tol).x)
         return _finish_ledger(parameter, val, make(val), target, d)
     if discrete:
         lo = int(lim_lo if lo is None else lo)
@@ -394,7 +394,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
             lo, hi = hi, int(hi * growth)
             if hi > lim_hi:
                 raise NotApplicableError(f"no {parameter} up to {lim_hi:g} meets epsilon={target:g}")
-        hi = integer_search(eps_at, target, lo, hi, want="smallest").x
+        hi = integer_search(eps_at, lo, hi, target=target, want="smallest").x
         return _finish_ledger(parameter, hi, make(hi), target, d)
     hi = start if hi is None else hi
     while eps_at(hi) > target:
@@ -405,7 +405,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
         lo = hi / growth
         while lo > lim_lo and eps_at(lo) <= target:
             hi, lo = lo, lo / growth
-    val = target_root(eps_at, target, lo, hi, want="smallest", rtol=tol).x
+    val = target_root(eps_at, lo, hi, target=target, want="smallest", rtol=tol).x
     return _finish_ledger(parameter, val, make(val), target, d)
 
 
@@ -584,7 +584,7 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
         hi1 = lo * 2
         while ub1(hi1) <= target and hi1 < 700:
             hi1 *= 2
-        r1 = target_root(ub1, target, hi1 / 2, hi1, want="largest", rtol=1e-3).x
+        r1 = target_root(ub1, hi1 / 2, hi1, target=target, want="largest", rtol=1e-3).x
         if r1 >= lo and ub1(r1) <= target:
             lo, certified = r1, True
     except (NotApplicableError, ValueError, ArithmeticError):

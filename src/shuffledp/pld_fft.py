@@ -718,7 +718,7 @@ def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float
             break
     if p_e is None:
         return _step_up(exact, budget, f_e, hi)
-    # The bracket is narrowed by regula falsi (numerics.falling_root_certified; both ends
+    # The bracket is narrowed by regula falsi (numerics.falling_root; both ends
     # are remembered by the tilt, so it re-reads them for free) until it is 1e-10 of ε, or
     # the passing end's value is within 1e-12 of the budget (δ is resolved only to a few
     # ulps there).

@@ -2,8 +2,9 @@
 
 Modelled on SciPy's ``optimize/_zeros_py.py`` (shared tolerances, one ``RootResults``, a
 check that refuses a NaN instead of bisecting on it), without importing scipy.optimize
-(~0.4 s). Every primitive has the shape ``primitive(f, lo, hi, *, <tolerances>) ->
-SearchResult``:
+(~0.4 s). Every primitive has the one shape
+``primitive(f, lo, hi, *, target=…, want=…, <tolerances>) -> SearchResult`` (``target`` and
+``want`` where they apply):
 
 * ``bisect`` — a monotone predicate; returns the *certified end*: the end of the final
   bracket where the predicate was evaluated True (the smallest ε with δ(ε) ≤ δ, the
@@ -237,12 +238,13 @@ def falling_root_certified(g: Callable[[float], float], lo: float, hi: float, *,
     return falling_root(g, lo, hi, xtol=xtol, rtol=rtol, max_iter=max_iter, gtol=gtol).x
 
 
-def illinois_root(f, a: float, b: float, *, xtol: float = 1e-14, rtol: float = 1e-13,
+def illinois_root(f, lo: float, hi: float, *, xtol: float = 1e-14, rtol: float = 1e-13,
                   max_iter: int = MAX_ITER) -> SearchResult:
-    """Root of an increasing function with f(a) ≤ 0 ≤ f(b): regula falsi with the Illinois
+    """Root of an increasing function with f(lo) ≤ 0 ≤ f(hi): regula falsi with the Illinois
     modification (superlinear), bisection when it stalls. Not a certified end: callers use
     it where any point near the root is valid (a tilt, a refinement)."""
     f = _Counted(f, "illinois_root")
+    a, b = lo, hi
     fa, fb = f(a), f(b)
     if fa >= 0.0:
         return SearchResult(a, a, b, f.n, None, fa)
@@ -280,7 +282,7 @@ def increasing_root(f, a: float, b: float, *, xtol: float = 1e-14, rtol: float =
 # ----------------------------------------------------------------------------------------
 # A value within a relative tolerance below a target (calibration)
 # ----------------------------------------------------------------------------------------
-def target_root(f, target: float, lo: float, hi: float, *, want: str, rtol: float,
+def target_root(f, lo: float, hi: float, *, target: float, want: str, rtol: float,
                 max_iter: int = MAX_ITER) -> SearchResult:
     """Shrink [lo, hi] until the certified end's f is within ``rtol`` relative below
     ``target``; f ≥ 0 monotone, ≤ target at the good end (``lo`` for ``want="largest"``,
@@ -364,7 +366,7 @@ def _closest_secant(seen, good, bad, aim=0.0):
     return x if math.isfinite(x) and lo < x < hi else None
 
 
-def integer_search(f, target: float, lo: int, hi: int, *, want: str = "largest",
+def integer_search(f, lo: int, hi: int, *, target: float, want: str = "largest",
                    interpolate: bool = True) -> SearchResult:
     """The integer threshold of f ≤ target on [lo, hi], f monotone.
 
