@@ -249,7 +249,7 @@ def test_half_binom_runs_far_tails_use_denser_anchors(monkeypatch):
     they are retried with anchors every 8th and 2nd x (not Loader's form at every point)
     and still agree with 40-digit mpmath."""
     import mpmath as mp
-    import shuffledp.numerics as nmod
+    import shuffledp.numerics.binomial as nmod      # the module whose recursion is spied on
 
     mp.mp.dps = 40
     calls = []
@@ -281,7 +281,9 @@ def test_half_binom_runs_far_tails_use_denser_anchors(monkeypatch):
 def test_even_partition_counts_small_cases():
     # E(2, 1) = 1; E(4, 1) = 1, E(4, 2) = 3 (pairings of 4); E(6, 2) = C(6, 2) = 15 (a pair and a
     # quadruple), E(6, 3) = 15 (pairings of 6); row sums are the "even" Bell numbers 1, 4, 31.
-    e = nm._even_partition_counts(4)
+    from shuffledp.numerics.binomial import _even_partition_counts
+
+    e = _even_partition_counts(4)
     assert e[1][1] == 1 and e[2][1:3] == [1, 3] and e[3][1:4] == [1, 15, 15]
     assert sum(e[4]) == 379                  # OEIS A005046: 1, 1, 4, 31, 379
 

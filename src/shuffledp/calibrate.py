@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .protocols import Sampling, Shuffle
 from .errors import NotApplicableError
 from .mechanisms import Gaussian, LDP, RandomizedResponse
+from .numerics import bisect, integer_search, target_root
 from .protocols import Shuffle
 from .relations import REPLACE_ONE, adjacency_text, everyone_reports_reason
 from .relations import relation as _relation
@@ -276,25 +277,6 @@ def _with_runner_up(cal: Calibration, again) -> Calibration:
     return dataclasses.replace(cal, _search=search)
 
 
-def _bisect_real(ok, lo, hi, want, rel=1e-7, max_iter=100):
-    """Bisection on a monotone predicate; keeps the end where ``ok`` was evaluated True."""
-    for _ in range(max_iter):
-        if hi - lo <= rel * max(abs(lo), abs(hi)):
-            break
-        mid = math.sqrt(lo * hi) if lo > 0 and hi / lo > 4 else 0.5 * (lo + hi)
-        if ok(mid):
-            if want == "largest":
-                lo = mid
-            else:
-                hi = mid
-        else:
-            if want == "largest":
-                hi = mid
-            else:
-                lo = mid
-    return lo if want == "largest" else hi
-
-
 def _family(template, e0):
     """The member of ``template``'s family with local level e0 (frozen dataclasses)."""
     import dataclasses
@@ -403,8 +385,8 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
                 hi = top
                 break
         # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
-        val = (_largest_integer(eps_at, target, lo, hi)  # type: ignore[arg-type]
-               if discrete else _calibrate_loop(eps_at, target, lo, hi, "largest", tol))
+        val = (integer_search(eps_at, lo, hi, target=target).x  # type: ignore[arg-type]
+               if discrete else target_root(eps_at, lo, hi, target=target, want="largest", rtol=tol).x)
         return _finish_ledger(parameter, val, make(val), target, d, run)
     if discrete:
         lo = int(lim_lo if lo is None else lo)
@@ -415,12 +397,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
             lo, hi = hi, int(hi * growth)
             if hi > lim_hi:
                 raise NotApplicableError(f"no {parameter} up to {lim_hi:g} meets epsilon={target:g}")
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if eps_at(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
+        hi = integer_search(eps_at, lo, hi, target=target, want="smallest").x
         return _finish_ledger(parameter, hi, make(hi), target, d, run)
     hi = start if hi is None else hi
     while eps_at(hi) > target:
@@ -431,7 +408,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
         lo = hi / growth
         while lo > lim_lo and eps_at(lo) <= target:
             hi, lo = lo, lo / growth
-    val = _calibrate_loop(eps_at, target, lo, hi, "smallest", tol)
+    val = target_root(eps_at, lo, hi, target=target, want="smallest", rtol=tol).x
     return _finish_ledger(parameter, val, make(val), target, d, run)
 
 
@@ -615,92 +592,17 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
         hi1 = lo * 2
         while ub1(hi1) <= target and hi1 < 700:
             hi1 *= 2
-        r1 = _calibrate_loop(ub1, target, hi1 / 2, hi1, "largest", 1e-3)
+        r1 = target_root(ub1, hi1 / 2, hi1, target=target, want="largest", rtol=1e-3).x
         if r1 >= lo and ub1(r1) <= target:
             lo, certified = r1, True
     except (NotApplicableError, ValueError, ArithmeticError):
         pass
     if not certified and eps_at(lo) > target:   # cannot happen with a correct trivial bound
-        lo = _bisect_real(lambda e0: eps_at(e0) <= target, 0.0, lo, "largest")
+        lo = bisect(eps_at, 0.0, lo, want="largest", target=target, xtol=0.0, rtol=1e-7,
+                    max_iter=100, check_end=False, geometric=True).x
     return calibrate(lambda e0: _one(proto(e0), T, rel), target, d, parameter="eps0",
                      increasing=True, lo=lo, hi=max(1.5 * lo, 1e-3), limits=(0.0, 700.0), tol=tol,
                      _run=run)
-
-
-def _calibrate_loop(eps_at, target, lo, hi, want, tol):
-    """Shrink [lo, hi] until the certified end's ε is within ``tol`` relative of the target.
-
-    Illinois-style regula falsi on log ε (ε is smooth and monotone in each calibrated
-    parameter, so this takes ~6 evaluations where bisection takes ~20), with a bisection
-    step whenever the interpolation stalls. Only ends whose ε was *computed* ≤ target are
-    ever returned.
-    """
-    good = lo if want == "largest" else hi
-    bad = hi if want == "largest" else lo
-    e_good, e_bad = eps_at(good), eps_at(bad)
-    lt = math.log(target)
-    # The secant steps converge fast near the target: stop at a tenth of the tolerance
-    # (usually one evaluation more), so the parameter returned is as close as the bracket's
-    # slower steps used to land by chance.
-    tol = 0.1 * tol
-
-    def g(e):   # signed distance in log ε; finite even for ε = 0 or inf
-        return max(-50.0, min(50.0, math.log(e) - lt if e > 0 else -50.0))
-
-    f_good, f_bad = g(e_good), g(e_bad)
-    side = 0
-    seen = [(good, f_good), (bad, f_bad)]       # every (x, g) evaluated, for interpolation
-    widths = []
-    for it in range(200):
-        # The second test stops bounds that are not exactly monotone (an inner optimisation
-        # such as trimmed-clone's ε0) from looping on noise below the parameter's precision.
-        if e_good >= target * (1 - tol) or abs(bad - good) <= 1e-10 * max(abs(good), 1.0):
-            break
-        widths.append(abs(bad - good))
-        # Guaranteed progress: bisect when three steps have not halved the bracket.
-        stalled = len(widths) > 3 and widths[-1] > 0.5 * widths[-4]
-        q = (_closest_secant(seen, good, bad, -0.05 * tol)
-             if len(seen) >= 3 and not stalled else None)
-        if q is not None:
-            # The secant through the two evaluations closest to the target (log ε is smooth
-            # in the parameter), aimed 5 % of the tolerance short of it: once both are near,
-            # it lands on the certified side within the tolerance, where the bracket's
-            # secant — one end still far — creeps.
-            mid = q
-        elif stalled or not (f_bad > 0 >= f_good) or f_bad == f_good:
-            mid = 0.5 * (good + bad)                  # guaranteed progress
-        else:
-            t = (-f_good) / (f_bad - f_good)          # fraction of the way from good to bad
-            # Aim slightly short of the target so the step tends to land on the certified side.
-            t = min(max(t - 0.25 * tol, 1e-3), 1.0 - 1e-3)
-            mid = good + t * (bad - good)
-        e_mid = eps_at(mid)
-        f_mid = g(e_mid)
-        seen.append((mid, f_mid))
-        if e_mid <= target:
-            good, e_good, f_good = mid, e_mid, f_mid
-            if side == -1:
-                f_bad *= 0.5                          # Illinois: keep the far end moving
-            side = -1
-        else:
-            bad, e_bad, f_bad = mid, e_mid, f_mid
-            if side == 1:
-                f_good *= 0.5
-            side = 1
-    return good
-
-
-def _closest_secant(seen, good, bad, aim=0.0):
-    """Where the secant through the two evaluated (x, g) closest to g = 0 reaches g = aim,
-    when that falls strictly inside (good, bad); else None."""
-    pts = sorted((p for p in seen if math.isfinite(p[1]) and abs(p[1]) < 50.0),
-                 key=lambda p: abs(p[1]))[:2]
-    if len(pts) < 2 or pts[0][1] == pts[1][1] or pts[0][0] == pts[1][0]:
-        return None
-    (x0, f0), (x1, f1) = pts
-    x = x0 + (aim - f0) * (x1 - x0) / (f1 - f0)
-    lo, hi = min(good, bad), max(good, bad)
-    return x if math.isfinite(x) and lo < x < hi else None
 
 
 def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
@@ -822,35 +724,6 @@ def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE,
     return calibrate(lambda T: _one(proto, int(T), rel), target, d, parameter="rounds",
                      increasing=True, discrete=True, lo=1, hi=4, growth=4,
                      limits=(1, max_rounds), _run=run)
-
-
-def _largest_integer(eps_at, target, lo: int, hi: int) -> int:
-    """Largest integer in [lo, hi) with eps_at ≤ target, given eps_at(lo) ≤ target < eps_at(hi).
-
-    Interpolation in (log x, log ε) — ε grows like a power of T or 1/n — with a bisection
-    step every third iteration so the bracket always shrinks geometrically.
-    """
-    it = 0
-    while hi - lo > 1:
-        it += 1
-        el, eh = eps_at(lo), eps_at(hi)
-        mid = None
-        if it % 3 and el > 0 and eh > el:
-            t = (math.log(target) - math.log(el)) / (math.log(eh) - math.log(el))
-            x = math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
-            mid = int(math.floor(x))
-            if mid <= lo or mid >= hi:
-                mid = None
-        if mid is None:
-            mid = (lo + hi) // 2
-        if eps_at(mid) <= target:
-            lo = mid
-            # Probe just above: the interpolation usually lands within one step.
-            if mid + 1 < hi and eps_at(mid + 1) > target:
-                hi = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,

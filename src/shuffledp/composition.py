@@ -278,7 +278,7 @@ def kov15_points(eps_round: float, delta_round: float, rounds: int):
             continue
         ell = np.arange(0, ii, dtype=float)
         # e^{(k-ℓ)ε} − e^{(k−2i+ℓ)ε} = e^{(k-ℓ)ε} (1 − e^{−2(i−ℓ)ε})
-        lt = (special.gammaln(k + 1.0) - special.gammaln(ell + 1.0) - special.gammaln(k - ell + 1.0)
+        lt = (log_binom_coef(k, ell)
               + (k - ell) * eps1 + np.log(-np.expm1(-2.0 * (ii - ell) * eps1)) - log_norm)
         out[idx] = float(np.exp(special.logsumexp(lt)))
     total = -np.expm1(k * math.log1p(-delta1) + np.log1p(-np.minimum(out, 1.0)))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from .numerics import golden_min
+from .numerics import golden_integer, golden_min
 
 __all__ = [
     "RdpFunction",
@@ -247,18 +247,7 @@ def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int):
             known[o] = float(np.asarray(rdp_fn(np.array([o], dtype=np.int64)), dtype=float)[0])
         return float(score(np.array([o]), np.array([known[o]]))[0])
 
-    a, b = lo, hi
-    while b - a > 3:
-        m1 = a + int(round((b - a) * 0.381966))
-        m2 = b - int(round((b - a) * 0.381966))
-        if m1 >= m2:
-            break
-        if val(m1) <= val(m2):
-            b = m2
-        else:
-            a = m1
-    for o in range(a, b + 1):
-        val(o)
+    golden_integer(val, lo, hi)                  # every order it evaluates is in ``known``
     o = np.array(sorted(known), dtype=np.int64)
     return o, np.array([known[k] for k in o.tolist()])
 

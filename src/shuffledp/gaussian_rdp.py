@@ -37,7 +37,8 @@ import math
 import numpy as np
 from ._lazy import special  # scipy.special on first use (import time)
 from ._memo import register
-from .numerics import BDTR_MAX_N, binom_cdf_bounds
+from .numerics import (binom_log_tail_upper, binom_logpmf, bisect_certified, log1pexp,
+                       log_binom_coef, logexpm1, logsumexp_rows)
 
 __all__ = ["homogeneous_log_em1", "homogeneous_rdp", "HomogeneousKernel",
            "gaussian_log_delta", "gaussian_delta", "gaussian_epsilon", "gaussian_rdp",
@@ -45,24 +46,6 @@ __all__ = ["homogeneous_log_em1", "homogeneous_rdp", "HomogeneousKernel",
            "kernel"]
 
 _NEG_INF = -math.inf
-
-
-def _lse_rows(m: np.ndarray) -> np.ndarray:
-    """logsumexp along axis 1, −inf rows stay −inf (no warnings)."""
-    top = np.max(m, axis=1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(under="ignore"):
-        s = np.sum(np.exp(m - safe[:, None]), axis=1)
-    with np.errstate(divide="ignore"):
-        return np.where(np.isfinite(top), safe + np.log(s), _NEG_INF)
-
-
-def _log_expm1(x):
-    """log(e^x − 1) for x > 0 without overflow (vectorised); −inf at 0."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore"):
-        return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 700.0) * (x > 30.0))),
-                        np.log(np.expm1(np.minimum(x, 30.0))))
 
 
 def _log_a(sigma: float, L: int) -> np.ndarray:
@@ -73,7 +56,7 @@ def _log_a(sigma: float, L: int) -> np.ndarray:
 def _log_d(sigma: float, L: int) -> np.ndarray:
     """log d_j, d_j = expm1(j(j−1)/(2σ²))/j! (−inf for j = 0, 1)."""
     j = np.arange(L + 1, dtype=float)
-    out = _log_expm1(j * (j - 1.0) / (2.0 * sigma * sigma)) - special.gammaln(j + 1.0)
+    out = logexpm1(j * (j - 1.0) / (2.0 * sigma * sigma)) - special.gammaln(j + 1.0)
     out[:2] = _NEG_INF
     return out
 
@@ -82,7 +65,7 @@ def _log_rho(sigma: float, L: int) -> np.ndarray:
     """log ρ_l, ρ_l = (l+1) a_{l+1} − a_l = e^{l(l−1)/(2σ²)} expm1(l/σ²)/l! (−inf at l = 0)."""
     l = np.arange(L + 1, dtype=float)
     s2 = sigma * sigma
-    out = l * (l - 1.0) / (2.0 * s2) + _log_expm1(l / s2) - special.gammaln(l + 1.0)
+    out = l * (l - 1.0) / (2.0 * s2) + logexpm1(l / s2) - special.gammaln(l + 1.0)
     out[0] = _NEG_INF
     return out
 
@@ -113,7 +96,7 @@ def _lconv(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         idx = kk[:, None] - ii[None, :]
         valid = idx >= j0
         m = np.where(valid, x[ii][None, :] + y[np.maximum(idx, 0)], _NEG_INF)
-        out[kk] = _lse_rows(m)
+        out[kk] = logsumexp_rows(m)
     return out
 
 
@@ -217,9 +200,7 @@ def rdp_from_log_em1(log_em1: np.ndarray, orders) -> np.ndarray:
     """ε(λ) = log1p(E_λ − 1)/(λ − 1) at the given integer orders."""
     lam = np.asarray(orders, dtype=np.int64)
     x = log_em1[lam]
-    with np.errstate(over="ignore"):
-        val = np.where(x > 0, x + np.log1p(np.exp(-np.abs(x))), np.log1p(np.exp(np.minimum(x, 0))))
-    return val / (lam - 1.0)
+    return log1pexp(x) / (lam - 1.0)
 
 
 def homogeneous_rdp(n: int, sigma: float, orders) -> np.ndarray:
@@ -259,7 +240,6 @@ def gaussian_eps_hi(sigma: float, delta: float) -> float:
 
 def gaussian_epsilon(sigma: float, delta: float) -> float:
     """Smallest certified ε with δ(ε) ≤ δ for the Gaussian mechanism."""
-    from .numerics import bisect_certified
     if gaussian_delta(sigma, 0.0) <= delta:
         return 0.0
     hi = gaussian_eps_hi(sigma, delta)
@@ -286,14 +266,14 @@ def wbk_subsample(gamma: float, base_rdp: np.ndarray, orders) -> np.ndarray:
     L = int(lam.max())
     base = np.asarray(base_rdp, dtype=float)
     e2 = base[2]
-    log_t2_factor = min(math.log(4.0) + float(_log_expm1(np.array([e2]))[0]) if e2 > 0 else -math.inf,
+    log_t2_factor = min(math.log(4.0) + float(logexpm1(np.array([e2]))[0]) if e2 > 0 else -math.inf,
                         math.log(2.0) + e2)
     j = np.arange(L + 1, dtype=float)
     lg = math.log(gamma)
     out = np.empty(lam.shape)
     for idx, l in enumerate(lam):
         l = int(l)
-        lc = special.gammaln(l + 1.0) - special.gammaln(j[:l + 1] + 1.0) - special.gammaln(l - j[:l + 1] + 1.0)
+        lc = log_binom_coef(l, j[:l + 1])
         t2 = 2 * lg + lc[2] + log_t2_factor
         if l >= 3:
             js = np.arange(3, l + 1)
@@ -348,10 +328,10 @@ def mixture_log_em1(q: float, log_em1_base: np.ndarray, orders) -> np.ndarray:
     jj = j[None, :]
     valid = (jj >= 2) & (jj <= lf)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lc = special.gammaln(lf + 1.0) - special.gammaln(jj + 1.0) - special.gammaln(np.maximum(lf - jj, 0) + 1.0)
+        lc = log_binom_coef(lf, jj)              # −inf/NaN where j > λ: masked below
         pw = np.where(jj > 0, jj * lq, 0.0) + np.where(lf - jj > 0, (lf - jj) * l1q, 0.0)
         m = np.where(valid, lc + pw + base[None, :], _NEG_INF)
-    return _lse_rows(m)
+    return logsumexp_rows(m)
 
 
 _KERNELS: dict = register("shuffledp.gaussian_rdp._KERNELS", {})
@@ -366,12 +346,6 @@ def kernel(n: int, sigma: float) -> HomogeneousKernel:
             _KERNELS.pop(next(iter(_KERNELS)))
         k = _KERNELS[key] = HomogeneousKernel(n, sigma)
     return k
-
-
-def _log1p_exp(x):
-    x = np.asarray(x, dtype=float)
-    with np.errstate(over="ignore"):
-        return np.where(x > 0, x + np.log1p(np.exp(-np.abs(x))), np.log1p(np.exp(np.minimum(x, 0))))
 
 
 def checkin_exact(n: int, gamma: float, sigma: float, orders, blocks: int = 32,
@@ -393,7 +367,6 @@ def checkin_exact(n: int, gamma: float, sigma: float, orders, blocks: int = 32,
     E_{c,j} ≤ E_{1,j} = e^{j(j−1)/(2σ²)}; above, q ≤ 1 and E_{c,j} ≤ E_{c_hi,j}. The result
     is an upper bound on this pair's value (the pair itself is an estimate: gaussian.md §3).
     """
-    from .numerics import binom_logpmf
     lam = np.asarray(orders, dtype=np.int64)
     L = int(lam.max())
     mean = n * gamma
@@ -424,23 +397,23 @@ def checkin_exact(n: int, gamma: float, sigma: float, orders, blocks: int = 32,
     floor_c = max(1, lo // 64)
     while cb >= 1:
         ca = max(floor_c, int(cb / 1.25)) if cb > floor_c else 1
-        lw = _log_binom_lower_tail(n, gamma, cb)
+        lw = binom_log_tail_upper(n, gamma, cb, upper=False)
         if ca > 1:
             base = kernel(ca, sigma).log_em1(L)
         else:
-            base = _log_expm1(j * (j - 1.0) / (2.0 * sigma * sigma))
+            base = logexpm1(j * (j - 1.0) / (2.0 * sigma * sigma))
             base[:2] = _NEG_INF
         parts.append(lw + _mixture_block(cb / n, ca / n, base, lam))
         cb = ca - 1
     ca = hi + 1
     while ca <= n:
         cb = min(n, int(math.ceil(ca * 1.25)))
-        lw = _log_binom_upper_tail(n, gamma, ca)
+        lw = binom_log_tail_upper(n, gamma, ca, upper=True)
         base = kernel(ca, sigma).log_em1(L)
         parts.append(lw + _mixture_block(cb / n, ca / n, base, lam))
         ca = cb + 1
     tot = np.logaddexp.reduce(np.stack(parts), axis=0)
-    return _log1p_exp(tot) / (lam - 1.0)
+    return log1pexp(tot) / (lam - 1.0)
 
 
 def _mixture_block(q_hi: float, q_lo: float, base: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -453,41 +426,7 @@ def _mixture_block(q_hi: float, q_lo: float, base: np.ndarray, lam: np.ndarray) 
     l1q = math.log1p(-q_lo) if q_lo < 1 else -math.inf
     valid = (jj >= 2) & (jj <= lf)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lc = special.gammaln(lf + 1.0) - special.gammaln(jj + 1.0) - special.gammaln(np.maximum(lf - jj, 0) + 1.0)
+        lc = log_binom_coef(lf, jj)              # −inf/NaN where j > λ: masked below
         pw = jj * lq + np.where(lf - jj > 0, (lf - jj) * l1q, 0.0)
         m = np.where(valid, lc + pw + base[None, :L + 1], _NEG_INF)
-    return _lse_rows(m)
-
-
-def _kl_bern(a: float, b: float) -> float:
-    """KL(Bern(a) ‖ Bern(b))."""
-    t1 = a * math.log(a / b) if a > 0 else 0.0
-    t2 = (1 - a) * math.log((1 - a) / (1 - b)) if a < 1 else 0.0
-    return t1 + t2
-
-
-def _log_binom_lower_tail(n: int, p: float, c: int) -> float:
-    """log of an upper bound on Pr[Bin(n, p) ≤ c] (Chernoff–Hoeffding; 0 if c ≥ np)."""
-    if n > BDTR_MAX_N:                      # the incomplete beta is not accurate there
-        hi = binom_cdf_bounds(c, n, p)[1]
-        if hi > 1e-280:
-            return math.log(min(1.0, hi))
-        if c >= n * p:
-            return 0.0
-        return -n * _kl_bern(c / n, p)
-    exact = float(special.bdtr(c, n, p))
-    if exact > 1e-280:
-        return math.log(min(1.0, exact * (1.0 + 1e-9)))
-    if c >= n * p:
-        return 0.0
-    return -n * _kl_bern(c / n, p)
-
-
-def _log_binom_upper_tail(n: int, p: float, c: int) -> float:
-    """log of an upper bound on Pr[Bin(n, p) ≥ c]."""
-    exact = float(special.bdtrc(c - 1, n, p))
-    if exact > 1e-280:
-        return math.log(min(1.0, exact * (1.0 + 1e-9)))
-    if c <= n * p:
-        return 0.0
-    return -n * _kl_bern(c / n, p)
+    return logsumexp_rows(m)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numerics import circular_run, falling_root_certified, fft_power, next_fast_len, round_up
+from .numerics import bisect, circular_run, falling_root, fft_power, next_fast_len, round_up
 
 __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delta",
            "composed_epsilon", "fft_length_estimate", "MAX_FFT"]
@@ -718,12 +718,12 @@ def _search_steered(tilt: "_Tilt", budget: float, lo: float, hi: float) -> float
             break
     if p_e is None:
         return _step_up(exact, budget, f_e, hi)
-    # The bracket is narrowed by regula falsi (numerics.falling_root_certified; both ends
+    # The bracket is narrowed by regula falsi (numerics.falling_root; both ends
     # are remembered by the tilt, so it re-reads them for free) until it is 1e-10 of ε, or
     # the passing end's value is within 1e-12 of the budget (δ is resolved only to a few
     # ulps there).
-    return falling_root_certified(lambda e: exact(e) - budget, f_e, p_e, xtol=0.0,
-                                  rtol=4e-10, max_iter=8, gtol=1e-12 * budget)
+    return falling_root(lambda e: exact(e) - budget, f_e, p_e, xtol=0.0, rtol=4e-10, max_iter=8,
+                        gtol=1e-12 * budget).x
 
 
 def _step_up(exact, budget: float, eps: float, hi: float) -> float:
@@ -736,29 +736,14 @@ def _step_up(exact, budget: float, eps: float, hi: float) -> float:
         eps = min(hi, eps * (1.0 + rel) + 1e-15)
         rel *= 4.0
     if fail is not None:
-        for _ in range(6):
-            if eps - fail <= 1e-10 * eps:
-                break
-            mid = 0.5 * (fail + eps)
-            if exact(mid) <= budget:
-                eps = mid
-            else:
-                fail = mid
+        eps = bisect(exact, fail, eps, target=budget, xtol=0.0, rtol=1e-10, max_iter=6,
+                     check_end=False).x
     return eps
 
 
 def _search(ev, budget: float, lo: float, hi: float, certify: bool = True) -> float:
-    """Smallest ε in [lo, hi] with ev(ε) ≤ budget (ev non-increasing; ev(hi) ≤ budget)."""
-    if certify and ev(lo) <= budget:
-        return lo
-    for _ in range(200):
-        if hi - lo <= max(1e-12, 1e-11 * hi):
-            break
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if ev(mid) <= budget:
-            hi = mid
-        else:
-            lo = mid
-    return float(round_up(hi))
+    """Smallest ε in [lo, hi] with ev(ε) ≤ budget (ev non-increasing; ev(hi) ≤ budget, the
+    caller's bracket); ``certify``: return lo when ev(lo) ≤ budget already."""
+    r = bisect(ev, lo, hi, target=budget, xtol=1e-12, rtol=1e-11, check_end=False,
+               try_other_end=certify)
+    return r.x if r.certified_end == "lo" else float(round_up(r.x))

@@ -18,7 +18,7 @@ from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
 from ._common import ldp_reason
-from ..numerics import round_up
+from ..numerics import golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
@@ -150,7 +150,7 @@ class TrimmedCloneAddRemove(Bound):
 
     def _search(self, proto, ask, rounds):
         from .. import gaussian_rdp as G
-        from .trimmed_clone import _eps0_range, _golden
+        from .trimmed_clone import _eps0_range
         n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
         N = max(min(n, ar.MAX_N) - 1, 1)
         part = max(N * rate * rounds, 1.0)
@@ -173,12 +173,14 @@ class TrimmedCloneAddRemove(Bound):
         # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
         iters = (self.SEARCH_ITERS + (0 if solves_eps else 4) if rounds > 1
                  else 3 * self.SEARCH_ITERS)
-        val, e0 = _golden(f, lo, hi, iters=iters)
+        r = golden(f, lo, hi, max_iter=iters)
+        val, e0 = r.fx, r.x
         if not solves_eps:
             # The δ range is wide (its target is unknown): refine around the best ε0 found,
             # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
             w = (hi - lo) * 0.62 ** iters * 2.0
-            val2, e02 = _golden(f, max(lo, e0 - w), min(hi, e0 + w), iters=iters)
+            r2 = golden(f, max(lo, e0 - w), min(hi, e0 + w), max_iter=iters)
+            val2, e02 = r2.fx, r2.x
             if val2 <= val:
                 val, e0 = val2, e02
         hp = trimmed_pair(n, rate, sigma, e0)

@@ -24,8 +24,8 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from ..errors import NotApplicableError
 from ..mechanisms import LDP, RandomizedResponse
-from ..numerics import (binom_logpmf, hockey_stick_lower, log_pow_minus_tangent, logsumexp,
-                        round_up)
+from ..numerics import (binom_logpmf, hockey_stick_lower, log1pexp, log_pow_minus_tangent,
+                        logsumexp, round_up)
 from ._common import ldp_reason, no_sampling_reason
 from .base import Bound, register
 
@@ -39,13 +39,6 @@ def nbar(eps0: float, n: int, floor: bool = True) -> float:
     """n̄ = ⌊(n − 1)/(2 e^ε0)⌋ + 1 (floor=False: the authors' code, (n − 1)/(2 e^ε0) + 1)."""
     x = (n - 1) / (2.0 * math.exp(eps0))
     return float(math.floor(x) + 1) if floor else x + 1.0
-
-
-def _log1p_exp(logs):
-    """log(1 + e^logs) without overflow, keeping relative precision for tiny e^logs."""
-    logs = np.asarray(logs, dtype=float)
-    return np.where(logs < 0, np.log1p(np.exp(np.minimum(logs, 0))),
-                    logs + np.log1p(np.exp(-np.abs(logs))))
 
 
 def _log_expm1(x: float) -> float:
@@ -118,7 +111,7 @@ def ub1(eps0: float, n: int, orders, floor_nbar: bool = True) -> np.ndarray:
             log_tail = np.full(ls.shape, -np.inf)
         stack = np.stack([log_t2[sel], log_sum_i, log_tail, log_tail_event[sel]])
         log_s = logsumexp(stack, axis=0)
-        out[sel] = _log1p_exp(log_s) / (ls - 1.0)
+        out[sel] = log1pexp(log_s) / (ls - 1.0)
     return round_up(out)
 
 
@@ -235,11 +228,11 @@ def lower(eps0: float, n: int, orders, direction: str = "max") -> np.ndarray:
     if direction in ("forward", "max"):
         f = np.concatenate([_lower_sums(eps0, n, lam[i:i + chunk], False)
                             for i in range(0, lam.size, chunk)])
-        vals.append(_log1p_exp(f) / (lam - 1.0))
+        vals.append(log1pexp(f) / (lam - 1.0))
     if direction in ("reverse", "max"):
         r = np.concatenate([_lower_sums(eps0, n, 1.0 - lam[i:i + chunk], True)
                             for i in range(0, lam.size, chunk)])
-        vals.append(_log1p_exp(r) / (lam - 1.0))
+        vals.append(log1pexp(r) / (lam - 1.0))
     return np.max(np.stack(vals), axis=0)
 
 

@@ -32,7 +32,7 @@ from .. import composition as _comp
 from .. import conversions as _rdp
 from .. import gaussian_rdp as G
 from .. import sampled_pair as sp
-from ..numerics import round_up
+from ..numerics import golden, round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
 from .base import Bound, Outcome, get, register
@@ -202,8 +202,9 @@ _SEARCH_ORDERS = np.unique(np.round(np.geomspace(2, 512, 40)).astype(np.int64))
 
 
 def _golden(f, lo, hi, iters):
-    from .trimmed_clone import _golden as g
-    return g(f, lo, hi, iters=iters)
+    """Golden-section minimisation (``numerics.golden``); returns (f_min, x)."""
+    r = golden(f, lo, hi, max_iter=iters)
+    return r.fx, r.x
 
 
 @functools.lru_cache(maxsize=64)

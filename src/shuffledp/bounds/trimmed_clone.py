@@ -31,7 +31,7 @@ from .. import conversions as _rdp
 from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
 from ..errors import NotApplicableError
 from ..protocols import CheckIn
-from ..numerics import round_up
+from ..numerics import bisect, golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
@@ -58,21 +58,8 @@ def trimmed_pair(n: int, sigma: float, eps0: float):
 
 def _golden(f, lo, hi, iters=18):
     """Golden-section minimisation of a (roughly unimodal) f; returns (f_min, x)."""
-    gr = (math.sqrt(5) - 1) / 2
-    x1, x2 = hi - gr * (hi - lo), lo + gr * (hi - lo)
-    f1, f2 = f(x1), f(x2)
-    best = min((f1, x1), (f2, x2))
-    for _ in range(iters):
-        if f1 <= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - gr * (hi - lo)
-            f1 = f(x1)
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + gr * (hi - lo)
-            f2 = f(x2)
-        best = min(best, (f1, x1), (f2, x2))
-    return best
+    r = golden(f, lo, hi, max_iter=iters)
+    return r.fx, r.x
 
 
 def _eps0_range(n, sigma, budget):
@@ -85,13 +72,8 @@ def _eps0_range(n, sigma, budget):
 
 
 def _rdp_bisect(ok, lo, hi):
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    """The certified end ``hi`` after 80 halvings (``ok(hi)`` is the caller's bracket)."""
+    return bisect(ok, lo, hi, xtol=0.0, rtol=0.0, max_iter=80, check_end=False).x
 
 
 def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict]:

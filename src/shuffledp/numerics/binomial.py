@@ -1,65 +1,29 @@
-"""The one numerics layer every bound uses.
+"""Binomial probabilities: Loader's log-pmf, half-binomial walks, certified tail sums and
+the ONE rule for a tail's upper bound (``binom_tail_upper`` / ``binom_log_tail_upper``).
 
-Everything here is private-kernel style (scipy.stats' "public validates, private
-computes"): callers pass valid input, functions are vectorised and never validate.
-
-Contents
---------
 * ``binom_logpmf``: log of the binomial pmf, accurate to ~1e-15 relative near the mode for
   n up to 1e9 (Loader's saddle-point form, the algorithm behind R's ``dbinom``).
   ``scipy.stats.binom.logpmf`` computes ``lgamma(n+1) - lgamma(k+1) - lgamma(n-k+1)``,
   which at n = 1e6 loses ~1e-9 to cancellation; that is why this exists.
 * ``binom_window`` / ``binom_tail_mass``: a window that carries all but a certified tail
   mass, and that mass (rounded up).
-* ``hockey_stick`` / ``renyi_minus_one``: divergences between two finite pmfs given in
-  log space, written as sums of non-negative terms so relative precision survives.
-* ``bisect_certified``: root finding that returns the end certified to satisfy a predicate.
-* ``round_up``: the floating-point slack every upper bound gets before it is returned.
+* ``binom_cdf_bounds`` / ``binom_sf_bounds``: certified two-sided bounds at any n.
+* ``rademacher_log_moments``: even moments of sums of ±1 signs (W = 2·Bin(s, ½) − s).
 
-References: C. Loader, "Fast and accurate computation of binomial probabilities" (2000).
+References: C. Loader, "Fast and accurate computation of binomial probabilities" (2000);
+W. Hoeffding, "Probability inequalities for sums of bounded random variables" (1963).
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
-from ._lazy import special  # scipy.special on first use (import time)
-from ._memo import register
 
-__all__ = [
-    "REL_SLACK",
-    "round_up",
-    "stirlerr",
-    "bd0",
-    "binom_logpmf",
-    "binom_window",
-    "binom_tail_mass",
-    "binom_cdf_bounds",
-    "binom_sf_bounds",
-    "log_binom_coef",
-    "logsumexp",
-    "hockey_stick",
-    "renyi_minus_one",
-    "bisect_certified",
-    "expm1mx",
-    "log1pmx",
-    "pow_minus_tangent",
-    "log_pow_minus_tangent",
-    "binom_log_tail_bound",
-    "next_fast_len",
-    "fft_power",
-    "fft_power_product",
-    "golden_min",
-    "increasing_root",
-]
-
-#: Relative slack added to every upper bound before it leaves a bound module. It covers
-#: accumulated floating-point error (sums of up to ~1e7 terms, log/exp round trips) with
-#: a wide margin; it is far below every tolerance users care about.
-REL_SLACK = 1e-12
+from .._lazy import special  # scipy.special on first use (import time)
+from .._memo import register
+from .rounding import U as _U
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -82,11 +46,6 @@ _STIRLERR_TABLE = np.array([
 
 # Coefficients of the Stirling series 1/(12n) - 1/(360n^3) + 1/(1260n^5) - ...
 _S0, _S1, _S2, _S3, _S4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
-
-
-def round_up(x):
-    """Add the floating-point slack of an upper bound (works on scalars and arrays)."""
-    return np.asarray(x, dtype=float) * (1.0 + REL_SLACK) if np.ndim(x) else float(x) * (1.0 + REL_SLACK)
 
 
 def stirlerr(n):
@@ -478,252 +437,72 @@ def binom_window(n, p, sds=12.0, extra=12):
     return lo, hi
 
 
-def binom_tail_mass(n, p, lo, hi):
-    """Upper bound on Pr[Bin(n, p) < lo] + Pr[Bin(n, p) > hi] (relative slack included)."""
+#: Relative slack given to scipy's ``bdtr``/``bdtrc`` at n ≤ ``BDTR_MAX_N`` (plus an absolute
+#: 1e-300): at c ~ 5e5 they were measured ~1e-9 relative off against mpmath, and at most
+#: 6e-9 low at n = 1e6 against ``binom_cdf_bounds``.
+BDTR_SLACK = 1e-6
+
+
+def _tails_raw(n, p, below_k, above_k):
+    """(Pr[X ≤ below_k], Pr[X ≥ above_k], certified) for X ~ Bin(n, p), ``None`` for a tail
+    not asked: the ONE switch between scipy's incomplete beta (n ≤ ``BDTR_MAX_N``; raw
+    values, ``certified`` False: the caller adds ``_bdtr_slack``) and the certified series
+    above that (upper ends of ``binom_cdf_bounds`` / ``binom_sf_bounds``)."""
     if n > BDTR_MAX_N:
-        below = binom_cdf_bounds(lo - 1, n, p)[1] if lo > 0 else 0.0
-        above = binom_sf_bounds(hi + 1, n, p)[1] if hi < n else 0.0
-        return float(min(1.0, below + above))
-    below = special.bdtr(lo - 1, n, p) if lo > 0 else 0.0
-    above = special.bdtrc(hi, n, p) if hi < n else 0.0
-    # bdtr/bdtrc go through the regularised incomplete beta; at c ~ 5e5 they were measured
-    # ~1e-9 relative off (against mpmath), so allow 1e-6 relative plus an absolute 1e-300.
-    return float(min(1.0, (below + above) * (1.0 + 1e-6) + 1e-300))
+        below = None if below_k is None else binom_cdf_bounds(below_k, n, p)[1]
+        above = None if above_k is None else binom_sf_bounds(above_k, n, p)[1]
+        return below, above, True
+    below = None if below_k is None else float(special.bdtr(below_k, n, p))
+    above = None if above_k is None else float(special.bdtrc(above_k - 1, n, p))
+    return below, above, False
 
 
-def log_binom_coef(n, k):
-    """log C(n, k) via log-gamma (vectorised; fine for the moderate n of RDP orders)."""
-    n = np.asarray(n, dtype=float)
-    k = np.asarray(k, dtype=float)
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+def _bdtr_slack(v: float) -> float:
+    return v * (1.0 + BDTR_SLACK) + 1e-300
 
 
-def logsumexp(*args, **kwargs):
-    """``scipy.special.logsumexp`` (a function, not an alias, so scipy loads on first use)."""
-    return special.logsumexp(*args, **kwargs)
+def binom_tail_upper(n, p, k, upper: bool) -> float:
+    """Upper bound on Pr[Bin(n, p) ≥ k] (``upper``) or Pr[Bin(n, p) ≤ k], at any n.
 
-
-def hockey_stick(logp, logq, eps):
-    """H_{e^eps}(P || Q) = sum (P - e^eps Q)_+ for pmfs given by their logs.
-
-    Written as sum P * (-expm1(eps + log Q - log P)) over the points where the log ratio
-    exceeds eps: every term is non-negative and computed without cancellation.
+    The library's one tail rule: scipy's ``bdtr``/``bdtrc`` (regularised incomplete beta)
+    with ``BDTR_SLACK`` relative and 1e-300 absolute at n ≤ ``BDTR_MAX_N``; the certified
+    series (``binom_cdf_bounds`` / ``binom_sf_bounds``) above, where the incomplete beta is
+    off by up to 22 % near the mean at 1e8 and NaN at 1e10. ``binom_log_tail_upper`` is the
+    same in log space for masses that underflow.
     """
-    logp = np.asarray(logp, dtype=float)
-    logq = np.asarray(logq, dtype=float)
-    with np.errstate(invalid="ignore"):
-        diff = eps + logq - logp
-    mask = (diff < 0) & np.isfinite(logp)
-    if not np.any(mask):
-        return 0.0
-    return float(np.sum(np.exp(logp[mask]) * -np.expm1(diff[mask])))
+    n, k = int(n), int(k)
+    if upper:
+        if k <= 0:
+            return 1.0
+        if k > n:
+            return 0.0
+        _, v, cert = _tails_raw(n, p, None, k)
+    else:
+        if k < 0:
+            return 0.0
+        if k >= n:
+            return 1.0
+        v, _, cert = _tails_raw(n, p, k, None)
+    return float(min(1.0, v if cert else _bdtr_slack(v)))
 
 
-def hockey_stick_lower(logp, logq, eps, log_err: float = 1e-13):
-    """A value certified ≤ H_{e^eps}(P || Q) for pmfs given by logs accurate to ``log_err``
-    (absolute, each) — for lower bounds, whose value must never exceed the truth.
-
-    ``hockey_stick`` is accurate to a few ulps of its terms, but a term P·(1 − e^{ε − ℓ})
-    with ℓ barely above ε carries the absolute error of ℓ = log P − log Q (ulps of logs
-    of size 30 or more at large ε0) as a relative error: 1.5e-12 of δ at ε0 = 33, enough
-    to put a "lower" ε above the exact one. Here each loss is lowered by its error bound
-    (2·log_err + 8u(|log P| + |log Q| + |ε|)) and each mass by e^−log_err before summing.
-    """
-    logp = np.asarray(logp, dtype=float)
-    logq = np.asarray(logq, dtype=float)
-    u = 2.0 ** -53
-    with np.errstate(invalid="ignore"):
-        err = 2.0 * log_err + 8.0 * u * (np.abs(logp) + np.abs(logq) + abs(eps))
-        err = np.where(np.isfinite(err), err, 0.0)
-        diff = eps + logq - logp + err
-    mask = (diff < 0) & np.isfinite(logp)
-    if not np.any(mask):
-        return 0.0
-    terms = np.exp(logp[mask] - log_err) * -np.expm1(diff[mask])
-    return float(np.sum(terms)) * (1.0 - 4.0 * u * (np.count_nonzero(mask) + 4))
+def binom_log_tail_upper(n, p, k, upper: bool) -> float:
+    """log of an upper bound on Pr[Bin(n, p) ≥ k] (``upper``) or Pr[Bin(n, p) ≤ k] that
+    never underflows: ``binom_tail_upper`` while it is a normal float (> 1e-280), else the
+    Chernoff–Hoeffding bound ``binom_log_tail_bound`` (log 1 on the mean's side)."""
+    v = binom_tail_upper(n, p, k, upper)
+    if v > 1e-280:
+        return math.log(v)
+    return binom_log_tail_bound(n, p, k, upper)
 
 
-def renyi_minus_one(logp, logq, order):
-    """E_Q[(P/Q)^order] - 1 for finite pmfs in log space, kept in the "-1" form.
-
-    sum_x P(x) [(P/Q)(x)^(order-1) - 1], which is exact because sum P = 1. Points where
-    Q = 0 and P > 0 give +inf (the divergence is infinite there).
-    """
-    logp = np.asarray(logp, dtype=float)
-    logq = np.asarray(logq, dtype=float)
-    live = np.isfinite(logp)
-    if np.any(live & ~np.isfinite(logq)):
-        return math.inf
-    lr = logp[live] - logq[live]
-    return float(np.sum(np.exp(logp[live]) * np.expm1((order - 1.0) * lr)))
-
-
-def falling_root_certified(g: Callable[[float], float], lo: float, hi: float, *,
-                           xtol: float = 1e-12, rtol: float = 1e-8, max_iter: int = 200,
-                           gtol: float | None = None) -> float:
-    """Smallest x (to tolerance) with g(x) ≤ 0, for g non-increasing with g(lo) > 0 ≥ g(hi):
-    the certified end of a bracket, like ``bisect_certified(lambda x: g(x) <= 0, …)``.
-
-    Illinois regula falsi on the values of g (a log δ(ε) − log δ is nearly linear in ε, so a
-    few evaluations replace the ~30 of bisection); a step that does not shrink the bracket
-    by half, or a non-finite value, falls back to bisection. The returned x always had
-    g(x) ≤ 0 evaluated, and the bracket is narrowed to a quarter of the bisection tolerance
-    — or, with ``gtol``, until the returned end has −gtol ≤ g ≤ 0 (g resolved no finer).
-    """
-    glo, ghi = g(lo), g(hi)
-    if not ghi <= 0.0:
-        raise ArithmeticError(f"falling_root_certified: g(hi={hi!r}) = {ghi!r} is not <= 0")
-    if glo <= 0.0:
-        return lo
-    side = 0
-    for _ in range(max_iter):
-        width = hi - lo
-        if width <= 0.25 * max(xtol, rtol * abs(hi)) or (gtol is not None and -ghi <= gtol):
-            break
-        if math.isfinite(glo) and math.isfinite(ghi) and glo > ghi:
-            x = hi - ghi * width / (ghi - glo)
-            # keep x strictly inside, away from the ends by a sliver
-            x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
-        else:
-            x = 0.5 * (lo + hi)
-        if x <= lo or x >= hi:
-            break
-        gx = g(x)
-        if gx <= 0.0:
-            hi, ghi = x, gx
-            if side == -1:
-                glo *= 0.5                # Illinois: halve the stale end's weight
-            side = -1
-        else:
-            lo, glo = x, gx
-            if side == 1:
-                ghi *= 0.5
-            side = 1
-        if hi - lo > 0.5 * width:         # slow progress: one bisection step
-            m = 0.5 * (lo + hi)
-            gm = g(m)
-            if gm <= 0.0:
-                hi, ghi = m, gm
-            else:
-                lo, glo = m, gm
-            side = 0
-    return hi
-
-
-def bisect_certified(ok: Callable[[float], bool], lo: float, hi: float, *,
-                     want: str = "smallest", xtol: float = 1e-10, rtol: float = 1e-10,
-                     max_iter: int = 200) -> float:
-    """Bisection on a monotone predicate that returns the certified end.
-
-    ``want="smallest"``: ``ok`` is False below some threshold and True above it, ``ok(hi)``
-    must be True; returns an x with ``ok(x)`` True that is within tolerance of the
-    threshold (the safe end for "smallest ε with δ(ε) ≤ δ").
-    ``want="largest"``: ``ok`` is True below the threshold; ``ok(lo)`` must be True;
-    returns the largest certified x found (the safe end for "largest ε0 meeting a target").
-    """
-    if want not in ("smallest", "largest"):
-        raise ValueError(f"want must be 'smallest' or 'largest', got {want!r}")
-    # The returned end must be certified: check the bracket end that may be returned
-    # unchanged (otherwise an uncertified bracket end would come back silently).
-    if want == "smallest" and not ok(hi):
-        raise ArithmeticError(f"bisect_certified(want='smallest'): the predicate is False at "
-                              f"hi={hi!r}, so no certified point exists in the bracket")
-    if want == "largest" and not ok(lo):
-        raise ArithmeticError(f"bisect_certified(want='largest'): the predicate is False at "
-                              f"lo={lo!r}, so no certified point exists in the bracket")
-    for _ in range(max_iter):
-        if hi - lo <= max(xtol, rtol * abs(hi if want == "smallest" else lo)):
-            break
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        good = ok(mid)
-        if want == "smallest":
-            if good:
-                hi = mid
-            else:
-                lo = mid
-        else:
-            if good:
-                lo = mid
-            else:
-                hi = mid
-    return hi if want == "smallest" else lo
-
-
-def expm1mx(y):
-    """e^y − 1 − y ≥ 0 without cancellation (series for |y| < 0.1), vectorised."""
-    y = np.asarray(y, dtype=float)
-    out = np.empty(y.shape)
-    small = np.abs(y) < 0.1
-    ys = y[small]
-    # y^2/2 (1 + y/3 + y^2/12 + ...): term j is y^j/j!; 14 terms reach 1e-20 relative.
-    acc = np.zeros(ys.shape)
-    term = ys * ys / 2.0
-    for j in range(2, 16):
-        acc = acc + term
-        term = term * ys / (j + 1)
-    out[small] = acc
-    yb = y[~small]
-    out[~small] = np.expm1(yb) - yb
-    return out
-
-
-def log1pmx(x):
-    """log(1 + x) − x ≤ 0 without cancellation (series for |x| < 0.1), vectorised."""
-    x = np.asarray(x, dtype=float)
-    out = np.empty(x.shape)
-    small = np.abs(x) < 0.1
-    xs = x[small]
-    acc = np.zeros(xs.shape)
-    pw = xs * xs
-    for j in range(2, 20):
-        acc = acc + (pw / j if j % 2 else -pw / j)
-        pw = pw * xs
-    out[small] = acc
-    xb = x[~small]
-    out[~small] = np.log1p(xb) - xb
-    return out
-
-
-def pow_minus_tangent(x, a, log1px=None):
-    """(1 + x)^a − 1 − a·x, the non-negative part of E[(1+X)^a] when E[X] = 0.
-
-    Non-negative for a ≥ 1 and a ≤ 0 (convexity). Computed as
-    expm1mx(a·log1p(x)) + a·log1pmx(x): for a ≤ 0 both parts are non-negative; for a > 1
-    the second is negative but the cancellation costs at most a factor a/(a − 1).
-    ``log1px``: log(1 + x) when the caller knows it more accurately than ``log1p(x)``
-    (x near −1, where 1 + x has lost its relative precision in ``x``).
-    """
-    x = np.asarray(x, dtype=float)
-    lx = np.log1p(x) if log1px is None else np.asarray(log1px, dtype=float)
-    lmx = log1pmx(x)
-    if log1px is not None:
-        far = np.abs(x) >= 0.1
-        lmx = np.where(far, lx - x, lmx)
-    return np.maximum(expm1mx(a * lx) + a * lmx, 0.0)
-
-
-def log_pow_minus_tangent(x, a, log1px=None):
-    """log((1 + x)^a − 1 − a·x), finite even where (1 + x)^a overflows (−inf where 0).
-
-    ``log1px`` as in ``pow_minus_tangent``.
-    """
-    x = np.asarray(x, dtype=float)
-    lx = np.log1p(x) if log1px is None else np.asarray(log1px, dtype=float)
-    y = a * lx
-    out = np.empty(x.shape)
-    big = y > 50.0
-    with np.errstate(divide="ignore"):
-        out[~big] = np.log(pow_minus_tangent(x[~big], a, lx[~big]))
-    # For |x| < 1e-30 the value a(a−1)x²/2 (relative error O(|a x|)) underflows in the
-    # linear domain; take its log directly so that log space stays finite.
-    tiny = (np.abs(x) < 1e-30) & (x != 0.0) & ~big
-    if np.any(tiny) and a != 0.0 and a != 1.0:
-        out[tiny] = math.log(abs(a * (a - 1.0)) / 2.0) + 2.0 * np.log(np.abs(x[tiny]))
-    yb = y[big]
-    out[big] = yb + np.log1p(-(1.0 + a * x[big]) * np.exp(-yb))
-    return out
+def binom_tail_mass(n, p, lo, hi):
+    """Upper bound on Pr[Bin(n, p) < lo] + Pr[Bin(n, p) > hi] (``binom_tail_upper``'s rule,
+    the slack added once to the sum)."""
+    below, above, cert = _tails_raw(n, p, lo - 1 if lo > 0 else None,
+                                    hi + 1 if hi < n else None)
+    tot = (below or 0.0) + (above or 0.0)
+    return float(min(1.0, tot if cert else _bdtr_slack(tot)))
 
 
 # ----------------------------------------------------------------------------------------
@@ -815,238 +594,3 @@ def binom_log_tail_bound(n, p, k, upper: bool, q=None) -> float:
         return -math.inf
     return -max(kl - 1e-10 * (abs(t1) + abs(t2)), 0.0)
 
-
-# ----------------------------------------------------------------------------------------
-# Certified FFT power (shared by the i.i.d.-sum engine and the PLD composer)
-# ----------------------------------------------------------------------------------------
-_U = 2.0 ** -53
-#: Constant of the normwise FFT error bound (Higham, Accuracy and Stability of Numerical
-#: Algorithms, 2nd ed., Thm 24.2, proved for radix 2: c·u·log2 L); 10 leaves a wide margin
-#: for pocketfft's mixed radices 2, 3, 5.
-_C_FFT = 10.0
-#: Spectral components with |F|^n below e^-_DROP are set to 0 (and charged): computing them
-#: produces subnormal numbers, ~100x slower on common CPUs.
-_DROP = 600.0
-
-
-def next_fast_len(n: int) -> int:
-    """Smallest 5-smooth integer ≥ n (an efficient length for numpy's pocketfft)."""
-    n = max(int(n), 1)
-    best = 1 << max(n - 1, 0).bit_length()
-    p5 = 1
-    while p5 < best:
-        p35 = p5
-        while p35 < best:
-            m = p35
-            while m < n:
-                m <<= 1
-            best = min(best, m)
-            p35 *= 3
-        p5 *= 5
-    return best
-
-
-def circular_run(Q: np.ndarray, start: int, length: int) -> np.ndarray:
-    """Q[(start + j) mod L] for j < length, L = Q.size — a window of a circular convolution
-    read as at most two slices when length ≤ L, and as a slice of Q tiled when longer (a
-    periodic run); no index array either way."""
-    L = Q.size
-    i = start % L
-    if length > L:
-        return np.tile(Q, -(-(i + length) // L))[i:i + length]
-    if i + length <= L:
-        return Q[i:i + length]
-    return np.concatenate([Q[i:], Q[:length - (L - i)]])
-
-
-def fft_power(q, n: int, L: int):
-    """Circular n-fold self-convolution of a non-negative vector by one FFT power.
-
-    ``q`` (length ≤ L, entries ≥ 0, Σq ≤ 1) is zero-padded to L. Returns ``(Q, err)``: the
-    computed length-L vector and an a-posteriori bound ``err`` ≥ 2‖Q − Q*‖₂ (a factor-2
-    margin included), where Q* is the exact circular convolution. A weighted sum Σ w·Q is
-    then within ‖w‖₂·err of Σ w·Q*. ``fft_power_product([(q, n)], L)``; see there.
-    """
-    return fft_power_product([(q, n)], L)
-
-
-def fft_powers(q, ns, L: int):
-    """``[fft_power(q, n, L) for n in ns]`` with one forward transform of ``q`` (the same
-    values to the last bit)."""
-    fwd = _forward(q, 0.0, L)
-    return [fft_power_product([(q, n)], L, _fwd=[fwd]) for n in ns]
-
-
-def _fft_err_unit(L: int) -> float:
-    """c·u·log₂L: the error of one length-L transform per unit ℓ1 norm of its input."""
-    return _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
-
-
-def _forward(q, in_err: float, L: int):
-    """(F̂, |F̂|, ε) of one part: its zero-padded real transform and the componentwise bound
-    on the transform's error (``fft_power_product``)."""
-    cf = _fft_err_unit(L)
-    qa = np.asarray(q, dtype=float)
-    arr = np.zeros(L)
-    arr[:qa.size] = qa
-    F = np.fft.rfft(arr)
-    return F, np.abs(F), cf * float(np.sum(np.abs(qa))) + in_err
-
-
-def fft_power_product(parts, L: int, _fwd=None):
-    """Circular convolution of ``n_i``-fold self-convolutions of non-negative vectors ``q_i``
-    (``parts``: tuples (q_i, n_i) or (q_i, n_i, in_err_i)) by one product of FFT powers.
-
-    Each ``q_i`` (length ≤ L, entries ≥ 0, Σq_i ≤ 1 up to its error) may itself be a
-    computed approximation: ``in_err_i`` bounds ‖q_i − q_i*‖₁, and Q* is then the exact
-    result for the exact q_i*. Returns ``(Q, err)`` with err ≥ 2‖Q − Q*‖₂.
-
-    The forward transforms' errors η_ik = F̂_ik − F_ik are bounded componentwise,
-    |η_ik| ≤ ε_i = c·u·log₂L·‖q_i‖₁ + in_err_i: every intermediate value of a decimation
-    stage is a DFT of a subsequence (modulus ≤ its ℓ1 norm), each butterfly errs by a few
-    ulps of its inputs' moduli, and later stages carry an error to each output along one
-    path of unit-modulus twiddles, so one stage adds ≤ c·u·‖q_i‖₁ to |η_ik| (an input
-    perturbation adds at most its ℓ1 norm). For one part without input error the normwise
-    bound ‖η‖₂ ≤ c·u·log₂L·√L‖q‖₂ (Higham, *Accuracy and Stability of Numerical
-    Algorithms*, 2nd ed., Thm 24.2) is also used and the smaller result kept.
-
-    The product Π F_ik^{n_i} then moves by at most G_k·Σ_i n_i ε_i/(|F̂_ik| + ε_i),
-    G_k = Π_i (|F̂_ik| + ε_i)^{n_i} (telescoping) — negligible wherever G_k is, i.e. at all
-    but a few frequencies once n is large, where the normwise bound charges n‖η‖₂ to every
-    frequency (at n = 1e8 the difference between a 4 % and a 0.01 % allowance on the
-    blanket's δ). Added: the powers' own rounding (complex log/exp,
-    ∝ n_i(|log|F_i|| + π + 1)·u per part), the components dropped as below e^−600 (each at
-    most G_k), and the inverse transform's error; Parseval turns spectral into time-domain
-    norms.
-    """
-    parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
-    cf = _fft_err_unit(L)
-    logG = None
-    Fs, absFs, epss = [], [], []
-    for i, (q, n, in_err) in enumerate(parts):
-        F, absF, eps_i = _fwd[i] if _fwd is not None else _forward(q, in_err, L)
-        Fs.append(F)
-        absFs.append(absF)
-        epss.append(eps_i)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lg = np.log(absF + eps_i)
-        logG = n * lg if logG is None else logG + n * lg
-    # Where log G_k < −746, G_k = e^{log G_k} is exactly 0 in floating point: no power is
-    # kept there (|F̂|^n ≤ G) and nothing is charged. Everything below runs on the other
-    # frequencies only — once n is large, a small fraction of them.
-    live = np.flatnonzero(logG > -746.0)
-    rough = None
-    pert_sum = None
-    for F, absF, eps_i, (_, n, _) in zip(Fs, absFs, epss, parts):
-        a_l = absF[live]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            la = np.log(a_l)
-        rough = n * la if rough is None else rough + n * la
-        # n_i ε_i/(|F̂_ik| + ε_i) (the telescoping sum's factor), ≤ n_i
-        term = n * eps_i / (a_l + eps_i) if eps_i > 0 else np.zeros(a_l.size)
-        pert_sum = term if pert_sum is None else pert_sum + term
-    # The complex logs (the accurate log|F̂| near |F̂| = 1, and the phase) only where the
-    # power can be kept. The margin covers the difference between log(abs(F̂)) and the
-    # complex log's real part.
-    cand_l = np.flatnonzero(rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts))
-    cand = live[cand_l]
-    logF = np.zeros(cand.size, dtype=complex)
-    logabs_i = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for F, (_, n, _) in zip(Fs, parts):
-            lf = np.log(F[cand])
-            logF += n * lf
-            logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
-    keep = logF.real > -_DROP
-    sig_l = cand_l[keep]                         # kept components, as positions in ``live``
-    sig = cand[keep]                             # … and as frequencies
-    logabs_i = [la[keep] for la in logabs_i]
-    Fn = np.zeros(absFs[0].size, dtype=complex)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[sig] = np.exp(logF[keep])
-    Q = np.fft.irfft(Fn, L)
-    aFn = np.abs(Fn[sig])
-    with np.errstate(under="ignore", over="ignore"):
-        G = np.exp(logG[live])
-    pert = G * pert_sum
-    pert_l2 = math.sqrt(float(np.sum(pert[sig_l] ** 2)))
-    if len(parts) == 1 and parts[0][2] == 0.0:
-        q, n, _ = parts[0]
-        qa = np.asarray(q, dtype=float)
-        e_norm = cf * math.sqrt(L) * math.sqrt(float(np.sum(qa * qa)))
-        grow = math.exp((n - 1) * math.log(float(absFs[0].max()) + e_norm)) if n > 1 else 1.0
-        pert_l2 = min(pert_l2, n * e_norm * grow)
-    # powers' rounding: exp(Σ n_i log F_i) — each log carries ≤ ~4u(|log|F|| + π + 1)
-    rnd = np.zeros(int(sig_l.size))
-    for (q, n, _), la in zip(parts, logabs_i):
-        rnd += 4.0 * _U * (n * (np.abs(la) + math.pi + 1.0) + 2.0)
-    pow_round = aFn * (rnd + 2.0 * _U * len(parts))
-    # dropped components (|exact| ≤ G_k) and the non-significant ones' perturbation
-    rest = np.ones(live.size, dtype=bool)
-    rest[sig_l] = False
-    dropped = G[rest] * (1.0 + pert_sum[rest])
-    spec_err = (pert_l2 + math.sqrt(float(np.sum(pow_round * pow_round)))
-                + math.sqrt(float(np.sum(dropped * dropped))))
-    time_err = math.sqrt(2.0) * spec_err / math.sqrt(L)
-    inv_err = cf * math.sqrt(2.0) * math.sqrt(float(np.sum(aFn * aFn))) / math.sqrt(L) * 1.01
-    return Q, 2.0 * (time_err + inv_err)
-
-
-# ----------------------------------------------------------------------------------------
-# Small scalar searches (scipy.optimize costs ~0.4 s to import; these are all we need)
-# ----------------------------------------------------------------------------------------
-_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-
-
-def golden_min(f, a: float, b: float, iters: int):
-    """Golden-section search for a minimum of f on [a, b]; returns (x, f(x)), the best seen."""
-    best = (math.inf, None)
-    c = b - _GOLDEN * (b - a)
-    d = a + _GOLDEN * (b - a)
-    fc, fd = f(c), f(d)
-    best = min(best, (fc, c), (fd, d))
-    for _ in range(iters):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - _GOLDEN * (b - a)
-            fc = f(c)
-            best = min(best, (fc, c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + _GOLDEN * (b - a)
-            fd = f(d)
-            best = min(best, (fd, d))
-    return best[1], best[0]
-
-
-def increasing_root(f, a: float, b: float, *, xtol: float = 1e-14, rtol: float = 1e-13,
-                    max_iter: int = 200) -> float:
-    """Root of an increasing function with f(a) ≤ 0 ≤ f(b): regula falsi with the Illinois
-    modification (superlinear), bisection when it stalls. Not a certified end: callers use
-    it where any point near the root is valid (a tilt, a refinement)."""
-    fa, fb = f(a), f(b)
-    if fa >= 0.0:
-        return a
-    if fb <= 0.0:
-        return b
-    side = 0
-    for _ in range(max_iter):
-        if b - a <= max(xtol, rtol * max(abs(a), abs(b))):
-            break
-        x = (a * fb - b * fa) / (fb - fa)
-        if not a < x < b:
-            x = 0.5 * (a + b)
-        fx = f(x)
-        if fx > 0.0:
-            b, fb = x, fx
-            if side == -1:
-                fa *= 0.5
-            side = -1
-        elif fx < 0.0:
-            a, fa = x, fx
-            if side == 1:
-                fb *= 0.5
-            side = 1
-        else:
-            return x
-    return 0.5 * (a + b)
