@@ -17,7 +17,7 @@ within a round)". Replacement adjacency.
 
 Views
 -----
-* δ(ε): ``iid_sum.positive_part`` (certified: lattice spread, tilt, one FFT power,
+* δ(ε): ``iid.positive_part`` (certified: lattice spread, tilt, one FFT power,
   a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ started from the
   Gaussian approximation, bracketed, returning the certified end.
 * PLD and RDP: from the certified curve H(t) = E[(U − tV)_+]/n at a grid of ε (both
@@ -38,7 +38,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from .. import composition as _comp
 from .. import gparv
-from .. import iid_sum
+from ..pairs import iid
 from .._parallel import parallel, pmap, threads
 from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from ..numerics import increasing_root, round_up
@@ -120,8 +120,8 @@ def _pair_atoms(pairs, eps, excess):
 def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
     """(certified upper value of max over pairs, index of the pair it came from, details).
 
-    Pairs are summed exactly (``iid_sum.positive_part``) in decreasing order of their
-    Chernoff bound (``iid_sum.chernoff_positive_part``, microseconds); a pair whose Chernoff
+    Pairs are summed exactly (``iid.positive_part``) in decreasing order of their
+    Chernoff bound (``iid.chernoff_positive_part``, microseconds); a pair whose Chernoff
     bound is already at or below the largest certified value so far cannot raise the
     maximum and is not summed. The value is a valid upper bound for every pair either way,
     and never above the maximum of every pair's exact-engine value — except where every
@@ -130,7 +130,7 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
     if atoms is None:
         atoms = _pair_atoms(pairs, eps, excess)
     if cher is None:
-        cher = iid_sum.chernoff_positive_parts(atoms, n) / n
+        cher = iid.chernoff_positive_parts(atoms, n) / n
     order = sorted(range(len(pairs)), key=lambda i: -cher[i])
     best, arg, det = 0.0, order[0], {}
     if cher[order[0]] <= CHERNOFF_ENOUGH:
@@ -140,7 +140,7 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
 
     def exact(i):
         vals, probs, err = atoms[i]
-        return iid_sum.positive_part(vals, probs, n, value_err=err, nu=nu)
+        return iid.positive_part(vals, probs, n, value_err=err, nu=nu)
 
     # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
     # exact sum: when threads are free, sum them side by side first. The loop below then
@@ -288,7 +288,7 @@ def _fdp_cached(mech, n, rate, points, nu):
     todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
     atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0)) for i in todo]
     # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
-    flat = iid_sum.chernoff_positive_parts([a for row in atoms for a in row], n) / n
+    flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat
 
     def point(r):

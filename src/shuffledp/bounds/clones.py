@@ -1,6 +1,6 @@
 r"""Clone-reduction bounds: FMT20, FMT23 (with its errata), randomizer-specific, k-RR lower.
 
-Every bound here is an instance of the one generic pair of ``shuffledp.clone_pair``
+Every bound here is an instance of the one generic pair of ``shuffledp.pairs.clone``
 ; they differ only in the clone probability p, the victim's probabilities
 and — most importantly — in the class of randomizers they are valid for:
 
@@ -28,7 +28,7 @@ import math
 import numpy as np
 from .._lazy import special  # scipy.special on first use (import time)
 
-from .. import clone_pair as cp
+from ..pairs import clone as cp
 from ..errors import NotApplicableError
 from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
@@ -232,7 +232,7 @@ class _PairBound(Bound):
             return 0.0
 
     def pld_atoms(self, proto):
-        # A dominating pair of the clone pair (coarsened slices, clone_pair.pair_pld_atoms).
+        # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
         return cp.pair_pld_atoms(self.pair(proto))
 
     def routes(self, rounds):
@@ -601,7 +601,7 @@ class KrrLower(Bound):
         f = lambda e: self.delta_one(proto, e)  # noqa: E731
         if hi == 0.0 or f(0.0) <= delta:
             return 0.0
-        lo, _ = cp._root(f, 0.0, hi, float(delta), 1e-11)
+        lo, _ = cp.threshold_bracket(f, 0.0, hi, float(delta), 1e-11)
         return lo
 
     # ----- T rounds: the instance's pair composed with itself (optimistic PLD, base) ----
