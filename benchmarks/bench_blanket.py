@@ -16,7 +16,7 @@ import time
 
 import shuffledp as sd
 from shuffledp.pairs import iid as iid_sum
-from shuffledp.bounds import blanket as B
+from shuffledp.pairs import blanket as B
 
 
 def clear():

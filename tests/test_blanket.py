@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 import shuffledp as sd
 from shuffledp import gparv
 from shuffledp.pairs import iid as iid_sum
-from shuffledp.bounds import blanket as B
+from shuffledp.pairs import blanket as B
 from shuffledp.bounds import get
 from shuffledp.composition import pld_unavailable_reason
 

@@ -72,20 +72,21 @@ class FMT20AddRemove(Bound):
     def pair(self, proto) -> ar.AddRemovePair:
         return ar.addremove_pair(int(proto.n), float(proto.sampling.rate), float(proto.eps0))
 
+    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return ar.ar_delta(self.pair(proto), float(eps))
+        return self.pair(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return ar.ar_epsilon(self.pair(proto), float(delta))
+        return self.pair(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return ar.ar_eps_hi(self.pair(proto))
+        return self.pair(proto).eps_hi()
 
     def pure_epsilon(self, proto):
-        return None                  # the count of reports: infinite loss w.p. > 0
+        return self.pair(proto).pure_epsilon()     # None: infinite loss w.p. > 0
 
     def pld_atoms(self, proto):
-        return ar.ar_pld_atoms(self.pair(proto))
+        return self.pair(proto).pld_atoms()
 
     # Both directions composed (pld_symmetric False: adding ≠ removing).
     _pld_route = Bound._pld_of_own_atoms

@@ -191,17 +191,18 @@ class _PairBound(Bound):
     def pair(self, proto) -> cp.ClonePair:
         raise NotImplementedError
 
+    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return cp.pair_delta(self.pair(proto), float(eps))
+        return self.pair(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return cp.pair_epsilon(self.pair(proto), float(delta))
+        return self.pair(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return self.pair(proto).log_ratio
+        return self.pair(proto).eps_hi()
 
     def rdp(self, proto, orders):
-        return cp.pair_rdp(self.pair(proto), orders)
+        return self.pair(proto).rdp(orders)
 
     def dominated_by(self, other, proto, rounds=1):
         # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
@@ -233,7 +234,7 @@ class _PairBound(Bound):
 
     def pld_atoms(self, proto):
         # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
-        return cp.pair_pld_atoms(self.pair(proto))
+        return self.pair(proto).pld_atoms()
 
     def routes(self, rounds):
         # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
@@ -328,7 +329,7 @@ class _PairBound(Bound):
     def max_order(self, proto):
         # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices
         # are coarse and the bound only gets looser (still valid).
-        return 100_000
+        return cp.MAX_ORDER
 
 
 #: Cost bounds of the exact pair sums (latency). The default search skips the pair's RDP

@@ -110,26 +110,27 @@ class _HiddenBound(Bound):
         # The victim by its log-odds (ε0), never by α (1 − α is inexact from ε0 ≈ 19).
         return _hidden(pair.n, pair.p, pair.log_ratio, rate, size)
 
+    # The views are the hidden pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return sp.hidden_delta(self.hidden(proto), float(eps))
+        return self.hidden(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return sp.hidden_epsilon(self.hidden(proto), float(delta))
+        return self.hidden(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return self.hidden(proto).log_ratio
+        return self.hidden(proto).eps_hi()
 
     def rdp(self, proto, orders):
         orders = np.asarray(orders, dtype=np.int64)
-        own = sp.hidden_rdp(self.hidden(proto), orders)
+        own = self.hidden(proto).rdp(orders)
         # §0: the unsampled pair at n is valid for the sampled protocol too (per order).
-        return np.minimum(own, cp.pair_rdp(self.base_pair(proto), orders))
+        return np.minimum(own, self.base_pair(proto).rdp(orders))
 
     def max_order(self, proto):
-        return sp.max_order(self.hidden(proto))
+        return self.hidden(proto).max_order()
 
     def pld_atoms(self, proto):
-        return sp.hidden_pld_atoms(self.hidden(proto))
+        return self.hidden(proto).pld_atoms()
 
     _pld_route = Bound._pld_of_own_atoms     # symmetric (pld_symmetric above)
 

@@ -8,6 +8,7 @@ r"""Pairs: one round of a protocol as a pair of output laws, below bounds and co
 * ``addremove`` the add/remove pair of a checked-in round;
 * ``trimmed``   the trimmed-victim pairs of (ε0, δ0)-LDP randomizers (the Gaussian);
 * ``iid``       the certified engine for E[(ΣG)_+] of i.i.d. sums (the blanket's δ(ε));
+* ``blanket``   the privacy-blanket pair of one concrete randomizer (over ``iid``);
 * ``adapter``   ``views_of(pair)``: any pair as the views composers read.
 
 This package imports only records and numerics (tests/test_imports.py checks it).

@@ -118,10 +118,10 @@ class AddRemovePair:
 
     def delta(self, eps: float) -> float:
         """``ar_delta``: the larger of the two directions' δ(ε)."""
-        return ar_delta(self, eps)
+        return ar_delta(self, float(eps))
 
     def epsilon(self, delta: float) -> float:
-        return ar_epsilon(self, delta)
+        return ar_epsilon(self, float(delta))
 
     def eps_hi(self) -> float:
         return ar_eps_hi(self)

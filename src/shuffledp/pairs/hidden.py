@@ -122,11 +122,11 @@ class HiddenPair:
 
     def delta(self, eps: float) -> float:
         """``hidden_delta``: δ(ε) of the dominating cells, the charge not included."""
-        return hidden_delta(self, eps)
+        return hidden_delta(self, float(eps))
 
     def epsilon(self, delta: float) -> float:
         """``hidden_epsilon``: smallest certified ε with δ(ε) ≤ delta (charge excluded)."""
-        return hidden_epsilon(self, delta)
+        return hidden_epsilon(self, float(delta))
 
     def eps_hi(self) -> float:
         return self.log_ratio
