@@ -15,8 +15,8 @@ import math
 import time
 
 import shuffledp as sd
-from shuffledp import iid_sum
-from shuffledp.bounds import blanket as B
+from shuffledp.pairs import iid as iid_sum
+from shuffledp.pairs import blanket as B
 
 
 def clear():

@@ -1,6 +1,6 @@
 """Benchmark of the clone-pair kernels (issue #4).
 
-1. One certified ε(δ = 1e-6) of the FMT23 pair (ε0 = 1) with ``clone_pair.pair_epsilon``,
+1. One certified ε(δ = 1e-6) of the FMT23 pair (ε0 = 1) with ``pairs.clone.pair_epsilon``,
    against a plain baseline timed in the same run: a Python loop over slices c, each slice's
    hockey-stick summed directly over x with ``scipy.stats.binom.pmf``, and plain bisection
    (36 steps, absolute tolerance 1.5e-11) on [0, ε0]. The baseline is too slow at n = 1e6, so it runs at n = 1e4 and
@@ -17,7 +17,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from shuffledp import clone_pair as cp
+from shuffledp.pairs import clone as cp
+from shuffledp.pairs.clone import rdp_points, rdp_series, renyi
 
 
 def baseline_delta(n, p, eps0, eps):
@@ -105,11 +106,11 @@ def rdp_curve():
             _clear()
             r, t = timed(lambda: cp.pair_rdp(pair, orders))
             _clear()
-            cp._SERIES_ENABLED = False
+            renyi._SERIES_ENABLED = False
             try:
                 r0, t0 = timed(lambda: cp.pair_rdp(pair, orders))
             finally:
-                cp._SERIES_ENABLED = True
+                renyi._SERIES_ENABLED = True
             m = n - 1
             sd = math.sqrt(m * pair.p * (1 - pair.p))
             lo, hi = int(m * pair.p - 12 * sd - 12), int(m * pair.p + 12 * sd + 12)
@@ -121,10 +122,10 @@ def rdp_curve():
 
 
 def _clear():
-    cp._TERMS_CACHE.clear()
-    cp._VALUES.clear()
-    cp._series_moments.cache_clear()
-    cp._rdp_window.cache_clear()
+    rdp_points._TERMS_CACHE.clear()
+    renyi._VALUES.clear()
+    rdp_series._series_moments.cache_clear()
+    rdp_points._rdp_window.cache_clear()
 
 
 def multi_round():

@@ -12,13 +12,13 @@ Run: PYTHONPATH=src python3 benchmarks/bench_sampling.py
 import time
 
 import shuffledp as sd
-from shuffledp import sampled_pair as sp
+from shuffledp.pairs import hidden as sp
 from shuffledp.bounds import sampled as bs
 
 
 def _clear():
     sp.hidden_cells.cache_clear()
-    sp._atoms.cache_clear()
+    sp.hidden_atoms.cache_clear()
     bs._hidden.cache_clear()
     bs._best_eps0.cache_clear()
 

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats
 
 import shuffledp as sd
-from shuffledp import clone_pair as cp
+from shuffledp.pairs import clone as cp
 
 
 def ind_delta(n, p, eps0, eps, sds=13.0):

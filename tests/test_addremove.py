@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import addremove_pair as ar
+from shuffledp.pairs import addremove as ar
 from shuffledp.errors import NotApplicableError
 
 from oracle import hockey, product, rr_rows_mp, sampled_law
@@ -355,8 +355,8 @@ def test_gaussian_epsilon_of_delta_is_certified():
 
 
 def addremove_trimmed(p, eps0):
-    from shuffledp.bounds.addremove import trimmed_pair
-    return trimmed_pair(p.n, p.sampling.rate, p.mechanism.sigma, eps0)
+    from shuffledp.pairs.trimmed import trimmed_addremove_pair
+    return trimmed_addremove_pair(p.n, p.sampling.rate, p.mechanism.sigma, eps0)
 
 
 @pytest.mark.slow

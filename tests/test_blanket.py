@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shuffledp as sd
-from shuffledp import gparv, iid_sum
-from shuffledp.bounds import blanket as B
+from shuffledp import gparv
+from shuffledp.pairs import iid as iid_sum
+from shuffledp.pairs import blanket as B
 from shuffledp.bounds import get
 from shuffledp.select import bound_answer
 from shuffledp.views import DeltaAt

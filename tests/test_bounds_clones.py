@@ -208,7 +208,7 @@ def test_rounds_use_pair_rdp():
 
 
 # ---------------------------------------------------------------------------------------
-# PLD view of the pairs (clone_pair.pair_pld_atoms + composition.pld_*)
+# PLD view of the pairs (pairs.clone.pair_pld_atoms + composition.pld_*)
 # ---------------------------------------------------------------------------------------
 def _independent_pair(n, p, a):
     """The g = 0 clone pair written out from its definition with math.comb (no library
@@ -272,7 +272,7 @@ def test_coarsened_pld_atoms_dominate_the_pair():
     # atoms' hockey-stick divergence (both directions) must stay ≥ the pair's δ(ε) from its
     # closed-form slices (a second code path, itself checked against mpmath in
     # test_clone_pair.py; not an independent oracle at n = 2e4).
-    from shuffledp import clone_pair as cp
+    from shuffledp.pairs import clone as cp
     from shuffledp.numerics import hockey_stick
     pair = cp.fmt20_pair(1.0, 20_000)
     lp, lq, tail = cp.pair_pld_atoms(pair, max_atoms=30_000)
@@ -357,7 +357,7 @@ def test_pld_atoms_carry_the_lower_tail_by_an_18_sd_slice():
     weigh < 1e-60, the atoms still dominate the pair far out in ε (where those atoms
     matter), and at n = 1e9 the composed grid no longer spans ±ε0."""
     import math
-    from shuffledp import clone_pair as cp
+    from shuffledp.pairs import clone as cp
     from shuffledp import composition as comp
     from shuffledp.numerics import hockey_stick
     pair = cp.fmt23_pair(1.0, 20_000)

@@ -1,4 +1,4 @@
-"""The victim's bias formed in one place (``shuffledp.clone_law``), and the large-ε0 defect
+"""The victim's bias formed in one place (``shuffledp.pairs.law``), and the large-ε0 defect
 of the sampled pairs it removes.
 
 The sampled ("hidden-⊥") pairs formed 1 − α in floating point: 8 digits left at ε0 ≈ 19,
@@ -22,8 +22,10 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import clone_law, iid_sum
-from shuffledp import sampled_pair as sp
+from shuffledp.pairs import hidden as sp
+from shuffledp.pairs import iid as iid_sum
+from shuffledp.pairs import law as clone_law
+from shuffledp.pairs.trimmed import trimmed_hidden
 
 sys.path.insert(0, os.path.dirname(__file__))
 import oracle  # noqa: E402
@@ -79,20 +81,20 @@ def test_hidden_pair_takes_log_odds_only():
 
 
 def test_no_complement_of_alpha_outside_clone_law():
-    """The structural guard: 1 − α is spelled only in clone_law.py. A new pair that forms
+    """The structural guard: 1 − α is spelled only in pairs/law.py. A new pair that forms
     it again (the defect written twice so far) fails here."""
     pat = re.compile(r"\b1(\.0*)?\s*-\s*[A-Za-z_.\[\]]*alpha\b|log1p\(\s*-\s*[A-Za-z_.\[\]]*alpha")
     bad = []
     for root, _, files in os.walk(SRC):
         for f in files:
-            if not f.endswith(".py") or f == "clone_law.py":
-                continue
             path = os.path.join(root, f)
+            if not f.endswith(".py") or os.path.relpath(path, SRC) == os.path.join("pairs", "law.py"):
+                continue
             with open(path, encoding="utf-8") as fh:
                 for i, line in enumerate(fh, 1):
                     if pat.search(line):
                         bad.append(f"{os.path.relpath(path, SRC)}:{i}: {line.strip()}")
-    assert not bad, "1 - alpha formed outside clone_law.py:\n" + "\n".join(bad)
+    assert not bad, "1 - alpha formed outside pairs/law.py:\n" + "\n".join(bad)
 
 
 def test_guard_pattern_catches_the_old_spellings():
@@ -243,9 +245,8 @@ def test_trimmed_hidden_pair_at_large_log_odds(sigma, eps0, rate, size):
     victim's log-odds ε0 − log c is 20 … 100) against its closed-form law written out in
     mpmath (β from the log-odds, not from α)."""
     from shuffledp import gaussian_rdp as G
-    from shuffledp.bounds import sampled as S
     n = 3
-    hp, cg = S.trimmed_hidden(n, sigma, eps0, rate=rate, size=size)
+    hp, cg = trimmed_hidden(n, sigma, eps0, rate=rate, size=size)
     assert hp is not None
     L = hp.log_ratio
     d0 = G.gaussian_delta(sigma, eps0)
@@ -350,16 +351,17 @@ def test_tiny_eps0_clone_pairs_are_not_uninformative(e0):
 def test_rdp_point_cache_is_capped_in_bytes(monkeypatch):
     """The clone pair's cache of RDP point sets stays under its byte cap (the most recent
     entry is always kept), and the values do not depend on what was evicted."""
-    from shuffledp import clone_pair as cp
+    from shuffledp.pairs import clone as cp
+    from shuffledp.pairs.clone import rdp_points
     sd.clear_caches()
     pairs = [cp.fmt20_pair(1.0, n) for n in (2000, 3000, 5000)]
     orders = [2, 64, 1000]                   # high orders: summed point by point, cached
     ref = [cp.pair_rdp(p, orders) for p in pairs]
-    assert len(cp._TERMS_CACHE) >= 2         # the cache was used
+    assert len(rdp_points._TERMS_CACHE) >= 2         # the cache was used
     sd.clear_caches()
-    monkeypatch.setattr(cp, "_TERMS_CACHE_BYTES", 1)        # keep only the newest
+    monkeypatch.setattr(rdp_points, "_TERMS_CACHE_BYTES", 1)        # keep only the newest
     got = [cp.pair_rdp(p, orders) for p in pairs]
-    assert len(cp._TERMS_CACHE) == 1
+    assert len(rdp_points._TERMS_CACHE) == 1
     for a, b in zip(got, ref):
         assert np.array_equal(a, b)
     sd.clear_caches()

@@ -1,4 +1,4 @@
-"""Tests of the generic clone-pair kernels (src/shuffledp/clone_pair.py).
+"""Tests of the generic clone-pair kernels (src/shuffledp/pairs/clone/).
 
 Independent evaluations are written here from spec/clones.md §1, §2, §6 in mpmath; they
 share no code with the library. Expected values come from the spec (public anchors) or
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shuffledp as sd
-from shuffledp import clone_pair as cp
+from shuffledp.pairs import clone as cp
+from shuffledp.pairs.clone import rdp_points, rdp_series, renyi
 
 import oracle
 
@@ -326,7 +327,7 @@ def test_speed_single_epsilon_n1e6():
 
 
 # ---------------------------------------------------------------------------------------
-# The moment series of the pair RDP (clone_pair._series_part)
+# The moment series of the pair RDP (pairs.clone.rdp_series._series_part)
 # ---------------------------------------------------------------------------------------
 def _mp_slice_value(c, eps0, lam):
     """E_Q[(P/Q)^λ] − 1 of the slice with c clones, from the spec's slice form in mpmath."""
@@ -345,15 +346,15 @@ def test_series_slice_values_are_upper_and_tight_where_used(n, eps0):
     # too large for the series to be used); where it is used, within 1e-11 relative.
     pair = cp.fmt23_pair(eps0, n)
     K = 12.0
-    cs = cp._rdp_window(n, pair.p, K)[0]
+    cs = rdp_points._rdp_window(n, pair.p, K)[0]
     used = 0
     for lam in (2, 8, 33, 65):
         for kmax in (16, 64):
-            val, rem = cp._series_slices(pair, lam, K, kmax)
+            val, rem = rdp_series._series_slices(pair, lam, K, kmax)
             for j in range(0, cs.size, max(1, cs.size // 5)):
                 ref = float(_mp_slice_value(int(cs[j]), eps0, lam))
                 assert val[j] + rem[j] >= ref
-                if rem[j] <= cp._SERIES_TOL * val[j]:
+                if rem[j] <= rdp_series._SERIES_TOL * val[j]:
                     used += 1
                     assert val[j] + rem[j] <= ref * (1 + 1e-11)
     if n == 2000:
@@ -363,8 +364,8 @@ def test_series_slice_values_are_upper_and_tight_where_used(n, eps0):
 def test_series_forced_everywhere_is_still_an_upper_bound(monkeypatch):
     # Accept every slice whatever its remainder: the remainder is added, so the value stays
     # above the 40-digit evaluation and the brute-force pair (only looser).
-    monkeypatch.setattr(cp, "_SERIES_TOL", math.inf)
-    cp._VALUES.clear()
+    monkeypatch.setattr(rdp_series, "_SERIES_TOL", math.inf)
+    renyi._VALUES.clear()
     n, eps0 = 300, 1.0
     orders = [2, 4, 8, 16, 32]
     ours = cp.pair_rdp(cp.fmt23_pair(eps0, n), orders)
@@ -372,7 +373,7 @@ def test_series_forced_everywhere_is_still_an_upper_bound(monkeypatch):
     for lam, o in zip(orders, ours):
         assert o >= float(ref[lam])
     monkeypatch.undo()
-    cp._VALUES.clear()
+    renyi._VALUES.clear()
 
 
 @pytest.mark.parametrize("which,eps0", [("fmt20", 0.5), ("fmt23", 1.0), ("fmt23", 4.0)])
@@ -383,9 +384,9 @@ def test_series_path_matches_point_sum(which, eps0):
     n = 20_000
     pair = cp.fmt20_pair(eps0, n) if which == "fmt20" else cp.fmt23_pair(eps0, n)
     orders = np.array([2, 3, 5, 8, 16, 32, 64])
-    cp._VALUES.clear()
-    jstop, _ = cp._series_part(pair, orders, 24.0)
-    assert jstop < cp._rdp_window(n, pair.p, 24.0)[0].size      # the series is used
+    renyi._VALUES.clear()
+    jstop, _ = rdp_series._series_part(pair, orders, 24.0)
+    assert jstop < rdp_points._rdp_window(n, pair.p, 24.0)[0].size      # the series is used
     fast = cp.pair_rdp(pair, orders)
     point_sum = cp.pair_rdp(pair, orders, step=1)     # the other code path, not an oracle
     assert np.all(fast <= point_sum * (1 + 1e-13))
@@ -421,7 +422,7 @@ def test_log_sum_pos_is_rounded_up():
         mp.mp.dps = 40
         exact = mp.log(mp.fsum(mp.e ** mp.mpf(float(x)) for x in v[:2000])) if size <= 2000 \
             else None
-        got = cp._log_sum_pos(v)
+        got = rdp_points._log_sum_pos(v)
         if exact is not None:
             assert got >= float(exact)
             assert got - float(exact) <= 1e-11 * max(1.0, abs(float(exact)))
@@ -429,7 +430,7 @@ def test_log_sum_pos_is_rounded_up():
             m = v.max()
             ref = m + math.log(math.fsum(np.exp(v - m)))
             assert ref <= got <= ref + 1e-11 * abs(ref)
-    assert cp._log_sum_pos(np.array([-np.inf, -np.inf])) == -math.inf
+    assert rdp_points._log_sum_pos(np.array([-np.inf, -np.inf])) == -math.inf
 
 
 # ---------------------------------------------------------------------------------------

@@ -519,8 +519,9 @@ def test_symmetric_pld_is_one_direction_and_still_dominates(T):
 def test_clone_and_hidden_pld_atoms_are_symmetric():
     """The promise behind ``pld_symmetric``: the atoms handed to PLD by the clone-pair and
     hidden-pair bounds are closed under swapping P and Q (to rounding)."""
-    from shuffledp import clone_pair as cp, sampled_pair as sp
-    from shuffledp.bounds.sampled import trimmed_hidden
+    from shuffledp.pairs import clone as cp
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.pairs.trimmed import trimmed_hidden
 
     def closed(lp, lq):
         a, b = np.lexsort((lq, lp)), np.lexsort((lp, lq))

@@ -14,6 +14,7 @@ import pytest
 import shuffledp as sd
 from shuffledp import gaussian_rdp as K
 from shuffledp.bounds.gaussian import homogeneous_rdp_for, paper_checkin_rdp
+from shuffledp.pairs.trimmed import trimmed_hidden
 
 
 def _gh(sigma, deg, dim):
@@ -150,10 +151,10 @@ def test_eps0_ranking_cells_match_certified_ones_and_choose_the_same_eps0(monkey
     # cells must agree closely with the certified ones, and the eps0 chosen must be the
     # same as with certified cells (so the reported value, always computed on certified
     # cells, does not change).
-    from shuffledp import sampled_pair as sp
+    from shuffledp.pairs import hidden as sp
     from shuffledp.bounds import sampled as S
 
-    hp, _ = S.trimmed_hidden(n, 2.0, 4.0, rate=0.1)
+    hp, _ = trimmed_hidden(n, 2.0, 4.0, rate=0.1)
     a = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
     b = sp.hidden_cells(hp, S._SEARCH_BUDGET)
     assert np.array_equal(a.c, b.c) and np.array_equal(a.alpha, b.alpha)
@@ -175,7 +176,7 @@ def test_eps0_search_on_order_windows_chooses_the_full_grids_eps0(monkeypatch, s
                                                                   n, rounds, delta):
     # The eps0 search evaluates the quick RDP only at orders around the previous eps0's best
     # order: the eps0 chosen must be the one the full order grid chooses.
-    from shuffledp import sampled_pair as sp
+    from shuffledp.pairs import hidden as sp
     from shuffledp.bounds import sampled as S
     a = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     monkeypatch.setattr(S, "_windowed_min",

@@ -142,9 +142,9 @@ def test_checkin_trimmed_pair_is_at_or_below_the_all_users_pair(n, sigma, eps0, 
     at the same ε0 the check-in pair's T-fold hockey-stick curve and charge are at or below
     the all-users pair's — written out from the closed form, one and two rounds — and the
     library's certified values of the two pairs are ordered the same way."""
-    from shuffledp.bounds.sampled import trimmed_hidden
-    from shuffledp.bounds.trimmed_clone import trimmed_pair
-    from shuffledp import clone_pair as cp, sampled_pair as sp
+    from shuffledp.pairs import clone as cp
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.pairs.trimmed import trimmed_hidden, trimmed_pair
     *s_law, cg = _checkin_trimmed_law(n, sigma, eps0, gamma)
     *u_law, c = _checkin_trimmed_law(n, sigma, eps0, 1.0)
     assert sum(s_law[0].values()) == pytest.approx(1, abs=1e-30)

@@ -126,3 +126,46 @@ def test_no_new_import_cycle():
         assert any(k <= c for c in found), (
             f"the cycle {sorted(k)} is gone: delete it from KNOWN_CYCLES")
     assert len(found) <= len(KNOWN_CYCLES)
+
+
+#: Layers above the pairs (issue 28, item 3): a module of ``shuffledp.pairs`` may not
+#: import any of them, directly or through another module.
+ABOVE_PAIRS = ("shuffledp.bounds", "shuffledp.composers", "shuffledp.accountant",
+               "shuffledp.ledger", "shuffledp.calibrate", "shuffledp.cli")
+
+
+def _above_pairs(name: str) -> bool:
+    return any(name == a or name.startswith(a + ".") for a in ABOVE_PAIRS)
+
+
+def pairs_violations(g) -> list[str]:
+    """Modules of ``shuffledp.pairs`` that import a layer above them, directly or through
+    the modules they import."""
+    out = []
+    for m in sorted(x for x in g if x == "shuffledp.pairs" or x.startswith("shuffledp.pairs.")):
+        seen, todo = set(), [m]
+        while todo:
+            for t in g[todo.pop()] - seen:
+                seen.add(t)
+                todo.append(t)
+        reached = sorted(t for t in seen if _above_pairs(t))
+        if reached:
+            out.append(f"{m} -> {reached}")
+    return out
+
+
+def test_pairs_import_only_below_them():
+    g = import_graph()
+    assert "shuffledp.pairs.clone.hockey" in g and "shuffledp.pairs.base" in g
+    bad = pairs_violations(g)
+    assert not bad, "pairs sit below bounds and composers:\n" + "\n".join(bad)
+
+
+def test_the_pairs_check_finds_an_upward_import():
+    g = {k: set(v) for k, v in import_graph().items()}
+    # through another module: hockey -> numerics -> ledger (planted)
+    g["shuffledp.numerics"].add("shuffledp.ledger")
+    bad = pairs_violations(g)
+    assert any(b.startswith("shuffledp.pairs.clone.hockey ->") and "shuffledp.ledger" in b
+               for b in bad)
+    assert not _above_pairs("shuffledp.boundsx") and _above_pairs("shuffledp.bounds.clones")

@@ -325,7 +325,7 @@ def test_half_binom_pmf_walk_matches_mpmath():
 
 
 def test_rademacher_moments_non_increasing_in_s():
-    # Used by the RDP series (clone_pair._series_eval) to charge one remainder evaluation to
+    # Used by the RDP series (pairs.clone.rdp_series._series_eval) to charge one remainder evaluation to
     # a block of larger slices: sample means of ±1 signs fall in convex order as s grows.
     s = np.arange(1, 3001)
     L = nm.rademacher_log_moments(s, 40)
@@ -377,7 +377,7 @@ def test_fft_power_error_bound_covers_the_actual_error(L, K, n, seed):
 def test_fft_power_allowance_stays_small_at_large_n():
     """The componentwise bound: at n = 1e8 the i.i.d.-sum engine's certified relative error
     (4-RR blanket atoms, ε = 0) is below 1e-3; the normwise bound alone gave 4 %."""
-    from shuffledp import iid_sum
+    from shuffledp.pairs import iid as iid_sum
     E = math.e
     vals = [E - 1, 1 - E, 0.0, 0.0]
     probs = [0.1748777, 0.1748777, 0.34975541, 1 - 2 * 0.1748777 - 0.34975541]

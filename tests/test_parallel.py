@@ -10,7 +10,7 @@ import pytest
 
 import shuffledp as sd
 from shuffledp import _parallel
-from shuffledp.bounds import blanket
+from shuffledp.pairs import blanket
 
 
 def test_pmap_keeps_order_and_runs_on_threads(monkeypatch):

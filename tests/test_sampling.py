@@ -21,10 +21,11 @@ from scipy import special
 
 import oracle
 import shuffledp as sd
-from shuffledp import clone_pair as cp
-from shuffledp import sampled_pair as sp
+from shuffledp.pairs import clone as cp
+from shuffledp.pairs import hidden as sp
 from shuffledp.bounds import get
-from shuffledp.bounds.sampled import mixture_rdp, trimmed_hidden
+from shuffledp.bounds.sampled import mixture_rdp
+from shuffledp.pairs.trimmed import trimmed_hidden
 
 
 # ----------------------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def exact_delta(R, n, eps, rounds=1, gamma=None, m=None):
 
 def _atoms_delta(hp, eps, rounds):
     """δ(ε) of ``rounds`` products of the pair's atoms (exact cells at small n: no tails)."""
-    lp, lq, tail_cell, _ = sp._atoms(hp)
+    lp, lq, tail_cell, _ = sp.hidden_atoms(hp)
     assert float(np.sum(tail_cell)) < 1e-12
     P, Q = np.exp(lp), np.exp(lq)
     Pt, Qt = P, Q
@@ -405,7 +406,6 @@ def test_path_cdf_is_certified_against_independent_sums(n, q, B, lo):
 def test_merged_cells_dominate_the_per_slice_cells():
     """The ε0 search of the check-in Gaussian at > 1e8 users ranks ε0 on merged cells: they
     must give a δ(ε) at or above the one of every slice as its own cell (a dominating pair)."""
-    from shuffledp.bounds.sampled import trimmed_hidden
     hp, _ = trimmed_hidden(200_000, 2.0, 3.0, 0.1, None)
     for eps in (0.0, 0.01, 0.03, 0.1):
         fine = sp.hidden_delta(hp, eps)

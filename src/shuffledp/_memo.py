@@ -22,7 +22,7 @@ __all__ = ["memo", "register", "caches", "clear_caches"]
 _NAMED: dict[str, object] = {}
 
 #: Hand-kept dict caches of modules that do not register them yet: module -> names.
-_BY_NAME = {"shuffledp.clone_pair": ("_TERMS_CACHE", "_VALUES", "_MOM_CACHE")}
+_BY_NAME: dict[str, tuple] = {}
 
 
 def memo(maxsize: int | None = 128):

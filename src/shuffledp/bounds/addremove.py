@@ -1,7 +1,7 @@
 r"""Bounds under add/remove neighbours (``relation="add_or_remove_one"``).
 
 ``fmt20-addremove``: the add/remove clone pair of a check-in round for any ε0-LDP
-randomizer (``shuffledp.addremove_pair``; derivation and proof in docs/relations.md):
+randomizer (``shuffledp.pairs.addremove``; derivation and proof in docs/relations.md):
 P̃ = law of (C + B, K), Q̃ = law of (C, K), (C, K) ~ Mult(n − 1; γe^−ε0, γ(1 − e^−ε0), 1 − γ),
 B ~ Bern(γ) — the clone decomposition of Feldman, McMillan, Talwar (arXiv:2012.12803,
 Lemma 3.3) with one victim distribution. Both directions (adding and removing the victim)
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-from .. import addremove_pair as ar
+from ..pairs import addremove as ar
+from ..pairs.trimmed import trimmed_addremove_pair
 from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
@@ -22,7 +23,7 @@ from ..numerics import golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
-__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "trimmed_pair"]
+__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove"]
 
 NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n users report "
           "with probability rate^n, which is impossible without the user, so the number of "
@@ -70,20 +71,21 @@ class FMT20AddRemove(Bound):
     def pair(self, proto) -> ar.AddRemovePair:
         return ar.addremove_pair(int(proto.n), float(proto.sampling.rate), float(proto.eps0))
 
+    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return ar.ar_delta(self.pair(proto), float(eps))
+        return self.pair(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return ar.ar_epsilon(self.pair(proto), float(delta))
+        return self.pair(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return ar.ar_eps_hi(self.pair(proto))
+        return self.pair(proto).eps_hi()
 
     def pure_epsilon(self, proto):
-        return None                  # the count of reports: infinite loss w.p. > 0
+        return self.pair(proto).pure_epsilon()     # None: infinite loss w.p. > 0
 
     def pld_atoms(self, proto):
-        return ar.ar_pld_atoms(self.pair(proto))
+        return self.pair(proto).pld_atoms()
 
     # Both directions composed (pld_symmetric False: adding ≠ removing).
     _pld_route = Bound._pld_of_own_atoms
@@ -102,15 +104,6 @@ class FMT20AddRemove(Bound):
 # ----------------------------------------------------------------------------------------
 # The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
 # ----------------------------------------------------------------------------------------
-def trimmed_pair(n: int, rate: float, sigma: float, eps0: float):
-    """The add/remove pair of the Gaussian trimmed at ε0, or None when (n − 1)·δ0 ≥ 1."""
-    from .. import gaussian_rdp as G
-    bad = (min(n, ar.MAX_N) - 1) * G.gaussian_delta(sigma, eps0)
-    if not bad < 1.0 or not math.exp(-eps0) > 0.0:
-        return None
-    return ar.addremove_pair(n, rate, eps0, bad)
-
-
 def _pair_value(hp, rounds, ask):
     """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
     solves_eps = isinstance(ask, EpsilonAt)
@@ -163,7 +156,7 @@ class TrimmedCloneAddRemove(Bound):
             lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
 
         def f(e0):
-            hp = trimmed_pair(n, rate, sigma, e0)
+            hp = trimmed_addremove_pair(n, rate, sigma, e0)
             if hp is None:
                 return math.inf if solves_eps else 1.0
             v = _pair_value(hp, rounds, ask)
@@ -183,7 +176,7 @@ class TrimmedCloneAddRemove(Bound):
             val2, e02 = r2.fx, r2.x
             if val2 <= val:
                 val, e0 = val2, e02
-        hp = trimmed_pair(n, rate, sigma, e0)
+        hp = trimmed_addremove_pair(n, rate, sigma, e0)
         det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
                "victim_trimmed_mass": None if hp is None else hp.bad}
         if proto.n > ar.MAX_N:
@@ -196,7 +189,7 @@ class TrimmedCloneAddRemove(Bound):
         bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
         pair; the search only makes it tight). None when no ε0 gives a finite pair."""
         _, det = self._search(proto, EpsilonAt(float(delta)), int(rounds))
-        hp = trimmed_pair(int(proto.n), float(proto.sampling.rate),
+        hp = trimmed_addremove_pair(int(proto.n), float(proto.sampling.rate),
                           float(proto.mechanism.sigma), float(det["eps0"]))
         return None if hp is None else ar.ar_pld_atoms(hp)
 

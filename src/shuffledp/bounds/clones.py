@@ -1,6 +1,6 @@
 r"""Clone-reduction bounds: FMT20, FMT23 (with its errata), randomizer-specific, k-RR lower.
 
-Every bound here is an instance of the one generic pair of ``shuffledp.clone_pair``
+Every bound here is an instance of the one generic pair of ``shuffledp.pairs.clone``
 ; they differ only in the clone probability p, the victim's probabilities
 and — most importantly — in the class of randomizers they are valid for:
 
@@ -28,7 +28,7 @@ import math
 import numpy as np
 from .._lazy import special  # scipy.special on first use (import time)
 
-from .. import clone_pair as cp
+from ..pairs import clone as cp
 from ..errors import NotApplicableError
 from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
@@ -190,17 +190,18 @@ class _PairBound(Bound):
     def pair(self, proto) -> cp.ClonePair:
         raise NotImplementedError
 
+    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return cp.pair_delta(self.pair(proto), float(eps))
+        return self.pair(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return cp.pair_epsilon(self.pair(proto), float(delta))
+        return self.pair(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return self.pair(proto).log_ratio
+        return self.pair(proto).eps_hi()
 
     def rdp(self, proto, orders):
-        return cp.pair_rdp(self.pair(proto), orders)
+        return self.pair(proto).rdp(orders)
 
     def dominated_by(self, other, proto, rounds=1):
         # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
@@ -231,8 +232,8 @@ class _PairBound(Bound):
             return 0.0
 
     def pld_atoms(self, proto):
-        # A dominating pair of the clone pair (coarsened slices, clone_pair.pair_pld_atoms).
-        return cp.pair_pld_atoms(self.pair(proto))
+        # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
+        return self.pair(proto).pld_atoms()
 
     def routes(self, rounds):
         # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
@@ -325,7 +326,7 @@ class _PairBound(Bound):
     def max_order(self, proto):
         # The windows grow like √(λ ε0) standard deviations; past 1e5 orders the slices
         # are coarse and the bound only gets looser (still valid).
-        return 100_000
+        return cp.MAX_ORDER
 
 
 #: Cost bounds of the exact pair sums (latency). The default search skips the pair's RDP
@@ -594,7 +595,7 @@ class KrrLower(Bound):
         f = lambda e: self.delta_one(proto, e)  # noqa: E731
         if hi == 0.0 or f(0.0) <= delta:
             return 0.0
-        lo, _ = cp._root(f, 0.0, hi, float(delta), 1e-11)
+        lo, _ = cp.threshold_bracket(f, 0.0, hi, float(delta), 1e-11)
         return lo
 
     # ----- T rounds: the instance's pair composed with itself (optimistic PLD, base) ----

@@ -7,7 +7,7 @@ bounds apply (derivations in docs/bounds.md, "Sampled rounds"):
 * every bound for all n users reporting (post-processing: keep each shuffled report with
   probability γ, or a uniform m of them) — the unsampled bounds themselves accept sampled
   protocols;
-* the hidden-⊥ clone pair (``shuffledp.sampled_pair``): a user who does not take part
+* the hidden-⊥ clone pair (``shuffledp.pairs.hidden``): a user who does not take part
   outputs ⊥, common to everyone and dropped from the release, so the victim's absence is
   hidden among the others'. Built on the clone decompositions of Feldman, McMillan,
   Talwar (arXiv:2012.12803, Lemma 3.3: ``fmt20-sampled``; arXiv:2208.04591v3 Thm 3.1 with
@@ -27,17 +27,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import clone_pair as cp
 from .. import composition as _comp
 from .. import conversions as _rdp
 from .. import gaussian_rdp as G
-from .. import sampled_pair as sp
 from ..numerics import golden, round_up
+from ..pairs import clone as cp
+from ..pairs import hidden as sp
+from ..pairs.trimmed import trimmed_hidden
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
 from .base import Bound, Outcome, get, register
 
-__all__ = ["participation", "mixture_rdp", "trimmed_hidden"]
+__all__ = ["participation", "mixture_rdp"]
 
 PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
                       "not who took part")
@@ -108,26 +109,27 @@ class _HiddenBound(Bound):
         # The victim by its log-odds (ε0), never by α (1 − α is inexact from ε0 ≈ 19).
         return _hidden(pair.n, pair.p, pair.log_ratio, rate, size)
 
+    # The views are the hidden pair's own (the Pair protocol, shuffledp.pairs.base).
     def delta_one(self, proto, eps):
-        return sp.hidden_delta(self.hidden(proto), float(eps))
+        return self.hidden(proto).delta(eps)
 
     def epsilon_one(self, proto, delta):
-        return sp.hidden_epsilon(self.hidden(proto), float(delta))
+        return self.hidden(proto).epsilon(delta)
 
     def eps_hi(self, proto):
-        return self.hidden(proto).log_ratio
+        return self.hidden(proto).eps_hi()
 
     def rdp(self, proto, orders):
         orders = np.asarray(orders, dtype=np.int64)
-        own = sp.hidden_rdp(self.hidden(proto), orders)
+        own = self.hidden(proto).rdp(orders)
         # §0: the unsampled pair at n is valid for the sampled protocol too (per order).
-        return np.minimum(own, cp.pair_rdp(self.base_pair(proto), orders))
+        return np.minimum(own, self.base_pair(proto).rdp(orders))
 
     def max_order(self, proto):
-        return sp.max_order(self.hidden(proto))
+        return self.hidden(proto).max_order()
 
     def pld_atoms(self, proto):
-        return sp.hidden_pld_atoms(self.hidden(proto))
+        return self.hidden(proto).pld_atoms()
 
     _pld_route = Bound._pld_of_own_atoms     # symmetric (pld_symmetric above)
 
@@ -174,25 +176,6 @@ class CloneSpecificSampled(_HiddenBound):
 # ----------------------------------------------------------------------------------------
 # Gaussian: the trimmed victim with hidden non-participation
 # ----------------------------------------------------------------------------------------
-def trimmed_hidden(n: int, sigma: float, eps0: float, rate=None, size=None, budget=None):
-    """(hidden pair, c_γ) of the trimmed Gaussian at ε0, or (None, c_γ) when invalid.
-
-    c = 1 − n·δ0 (trimming against all n + 1 inputs), ε0' = ε0 − log c (the victim's
-    log-odds: α = e^ε0'/(1 + e^ε0') is formed from it in ``clone_law.Bias``), p = e^−ε0·c,
-    κ = e^−ε0, c_γ = 1 − γ n δ0 (check-in) or 1 − m δ0 (without replacement).
-    """
-    d0 = G.gaussian_delta(sigma, eps0)
-    c = 1.0 - n * d0
-    part = size if size is not None else rate * n
-    cg = 1.0 - part * d0
-    if c <= 0 or cg <= 0 or not math.exp(-eps0) > 0.0 or eps0 - math.log(c) > 700.0:
-        # (e^−ε0 or the victim's β below the float range: this ε0 is not used by the search)
-        return None, cg
-    hp = sp.hidden_pair(n, math.exp(-eps0) * c, log_odds=eps0 - math.log(c),
-                        kappa=math.exp(-eps0), rate=rate, size=size, c_gamma=cg)
-    return hp, cg
-
-
 #: Users the check-in hidden pair of the Gaussian is built for at most (``users``).
 SAMPLED_MAX_N = 10**10
 
@@ -227,7 +210,7 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
             # at 1e8 users. Ranking on the exact cells chose the same ε0 at every n of the
             # benchmark grid and its neighbours (n = 1e3 … 1e8).
             return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET, ranking=True)
-        logp, logq, tails, lmax = sp._atoms(hp, _SEARCH_BUDGET, ranking=True)
+        logp, logq, tails, lmax = sp.hidden_atoms(hp, _SEARCH_BUDGET, ranking=True)
         return _windowed_min(lambda o: _rdp.eps_from_rdp(
             o, rounds * _quick_rdp(logp, logq, tails, lmax, o), rest), near)
 

@@ -8,7 +8,7 @@ exact analytic one (Balle & Wang 2018) — so it holds in any dimension.
 
 * one round: smallest ε with H_pair(ε) ≤ δ − n·δ0, minimised over ε0;
 * T rounds: the pair's RDP × T converted at δ − (1 − c^T), minimised over ε0; and the
-  pair's PLD (``clone_pair.pair_pld_atoms``) composed T times at δ − (1 − c^T), at the ε0
+  pair's PLD (``pairs.clone.pair_pld_atoms``) composed T times at δ − (1 − c^T), at the ε0
   the RDP search chose. (ε, δ) points are never composed.
 
 Any ε0 gives a valid bound, so the ε0 search only needs to be good, not exact.
@@ -23,12 +23,12 @@ import functools
 import math
 
 import numpy as np
-from ..clone_law import Bias
 
 from .. import gaussian_rdp as G
 from .. import composition as _comp
 from .. import conversions as _rdp
-from ..clone_pair import ClonePair, pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
+from ..pairs.clone import pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
+from ..pairs.trimmed import trimmed_pair
 from ..errors import NotApplicableError
 from ..protocols import CheckIn
 from ..numerics import bisect, golden, round_up
@@ -36,24 +36,7 @@ from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 from .gaussian import gaussian_reason
 
-__all__ = ["trimmed_pair", "trimmed_epsilon_one", "trimmed_epsilon_rounds"]
-
-
-def trimmed_pair(n: int, sigma: float, eps0: float):
-    """(pair, c) for the Gaussian at ε0, or (None, c) when c = 1 − nδ0 ≤ 0."""
-    d0 = G.gaussian_delta(sigma, eps0)
-    c = 1.0 - n * d0
-    if c <= 0:
-        return None, c
-    e0p = eps0 - math.log(c)
-    p = math.exp(-eps0) * c
-    bias = Bias(e0p)
-    if not (p > 0.0 and bias.beta > 0.0):
-        # e^−ε0 (or the victim's β) below the float range: nothing to hide among
-        # that the float pair can represent; this ε0 is simply not used by the search.
-        return None, c
-    # α and β from the log-odds ε0' (1 − α rounds to 0 at ε0' ≳ 36.7: small σ).
-    return ClonePair(n, p, bias.alpha, bias.beta, e0p), c
+__all__ = ["trimmed_epsilon_one", "trimmed_epsilon_rounds"]
 
 
 def _golden(f, lo, hi, iters=18):

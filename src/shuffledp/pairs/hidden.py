@@ -24,7 +24,7 @@ s = a + b ~ Bin(m, p) over the participants.
 
 Given the cell (n_⊥, s = a + b) the pair is *exactly* a one-dimensional clone slice:
 a ~ Bin(s, ½) tilted by 1 ± (2α_eff − 1)(2a − s)/s, i.e. the slice c = s − 1 of
-``clone_pair`` with victim bias
+the clone pair (``pairs.clone``) with victim bias
 
     α_eff = ½ + (α − ½) · s / (s + κ n_⊥),
 
@@ -49,15 +49,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ._lazy import special  # scipy.special on first use (import time)
 
-from .clone_law import Bias, CloneLaw
-from .clone_pair import conditional_hockey
-from .numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
-                       binom_logpmf_pairs, binom_window,
-                       falling_root_certified, half_binom_logpmf_runs, round_up)
+from .. import _validate as v
+from .._lazy import special  # scipy.special on first use (import time)
+from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
+                        binom_logpmf_pairs, binom_tail_mass, binom_window,
+                        falling_root_certified, half_binom_logpmf_runs, round_up)
+from .clone import conditional_hockey
+from .law import Bias, CloneLaw
 
-__all__ = ["HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp",
+__all__ = ["HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
            "hidden_pld_atoms", "hidden_cells", "EXACT_N"]
 
 #: Check-in protocols with n up to this are enumerated cell by cell (the exact law).
@@ -79,7 +80,7 @@ _ABS_SLACK = 1e-290
 class HiddenPair:
     """Parameters of one hidden-⊥ pair (validated by ``hidden_pair``).
 
-    n users; ``law`` the roles of one round (``clone_law.CloneLaw``): the others' clone
+    n users; ``law`` the roles of one round (``pairs.law.CloneLaw``): the others' clone
     probability p, the victim's bias (carried by its log-odds, so β = 1 − α is exact at any
     ε0), the neutral weight κ of a ⊥ (p for pure LDP, e^−ε0 for the trimmed Gaussian), the
     rate γ (check-in) or m/n (without replacement, ``size`` = m), and c_γ the trimmed
@@ -115,6 +116,34 @@ class HiddenPair:
         """Largest privacy loss of the pair: log(α/β), the bias's log-odds (exact)."""
         return self.law.log_ratio
 
+    # ----- the Pair protocol (pairs/base.py): upper bounds, nats ------------------------
+    #: The pair is symmetric under swapping a and b: a PLD composes one direction.
+    pld_symmetric = True
+
+    def delta(self, eps: float) -> float:
+        """``hidden_delta``: δ(ε) of the dominating cells, the charge not included."""
+        return hidden_delta(self, float(eps))
+
+    def epsilon(self, delta: float) -> float:
+        """``hidden_epsilon``: smallest certified ε with δ(ε) ≤ delta (charge excluded)."""
+        return hidden_epsilon(self, float(delta))
+
+    def eps_hi(self) -> float:
+        return self.log_ratio
+
+    def rdp(self, orders) -> np.ndarray:
+        return hidden_rdp(self, orders)
+
+    def max_order(self) -> int:
+        return max_order(self)
+
+    def pld_atoms(self):
+        return hidden_pld_atoms(self)
+
+    def charge(self, rounds: int) -> float:
+        """1 − c_γ^T: the trimmed victim's left-out mass over T rounds (0 when c_γ = 1)."""
+        return -math.expm1(rounds * math.log(self.c_gamma))
+
 
 def hidden_pair(n, p, *, log_odds, kappa, rate=None, size=None, c_gamma=1.0) -> HiddenPair:
     """Validated ``HiddenPair``: exactly one of ``rate`` (check-in γ) and ``size`` (m).
@@ -122,7 +151,6 @@ def hidden_pair(n, p, *, log_odds, kappa, rate=None, size=None, c_gamma=1.0) -> 
     The victim is given by its log-odds L = log(α/β) (ε0 for an ε0-LDP randomizer), never
     by α: α rounds to 1 from L ≈ 36.7 on, and 1 − α loses digits from L ≈ 19.
     """
-    from . import _validate as v
     n = v.integer("n", n, lo=1)
     p = v.real("p", p, lo=0.0, hi=1.0, lo_open=True)
     log_odds = v.real("log_odds", log_odds, lo=0.0)
@@ -415,7 +443,6 @@ def _wor_cells(hp: HiddenPair, budget: int) -> Cells:
     s, W = s[keep], W[keep]
     worst = 0.0
     if not exact:
-        from .numerics import binom_tail_mass
         worst = binom_tail_mass(m, p, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
     B = 1 if exact else _block_width(s.size, 1, m * p, budget)
     starts = np.arange(0, s.size, B)
@@ -432,7 +459,6 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool = False) -> Cells
     n, g, p, k = hp.n, hp.rate, hp.p, hp.kappa
     mu = g * p
     q = (1.0 - g) / (1.0 - mu)
-    from .numerics import binom_tail_mass
     lo, hi = binom_window(n, mu, _S_SDS, _S_EXTRA)
     s = np.arange(lo, hi + 1)
     ls = binom_logpmf(s, n, mu)
@@ -566,7 +592,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
 # Atoms: PLD and RDP
 # ----------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=4)
-def _atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
+def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
     """(logp, logq, tail per cell, largest loss per cell): atoms of the dominating pair;
     the tails are the P-mass of each cell left out of its x window (Hoeffding)."""
     cl = hidden_cells(hp, budget, ranking)
@@ -634,7 +660,7 @@ def hidden_pld_atoms(hp: HiddenPair):
     The tail (x outside each slice's window, Hoeffding) is charged at infinite loss by the
     PLD route; the pair is symmetric, so the same bound serves Q.
     """
-    logp, logq, tail_cell, _ = _atoms(hp)
+    logp, logq, tail_cell, _ = hidden_atoms(hp)
     light = (logp < math.log(_PLD_DROP)) & (logq < math.log(_PLD_DROP))
     dropped = float(np.exp(logp[light]).sum()) if np.any(light) else 0.0
     return (logp[~light], logq[~light],
@@ -653,7 +679,7 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
     sum charged for floating error and the left-out tail charged at the largest loss.
     """
     lam = np.asarray(orders, dtype=np.int64)
-    logp, logq, tail_cell, lmax_cell = _atoms(hp)
+    logp, logq, tail_cell, lmax_cell = hidden_atoms(hp)
     pw = np.exp(logp)
     ell = logp - logq
     out = np.empty(lam.shape, dtype=float)

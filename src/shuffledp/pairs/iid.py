@@ -39,8 +39,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._lazy import special  # scipy.special on first use (import time)
-from .numerics import (circular_run, fft_power, fft_power_product, fft_powers,
+from .._lazy import special  # scipy.special on first use (import time)
+from ..numerics import (circular_run, fft_power, fft_power_product, fft_powers,
                        increasing_root, next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",

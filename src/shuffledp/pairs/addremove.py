@@ -47,8 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._memo import memo
-from .numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_root_certified,
+from .. import _validate as v
+from .._memo import memo
+from ..numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_root_certified,
                        hockey_stick, round_up)
 
 __all__ = ["AddRemovePair", "addremove_pair", "ar_delta", "ar_delta_directions", "ar_epsilon",
@@ -110,11 +111,32 @@ class AddRemovePair:
     def not_q(self) -> float:
         return (1.0 - self.rate) / self.not_w
 
+    # ----- the Pair protocol (pairs/base.py): upper bounds, nats; no RDP (the count of
+    # reports reveals the victim with positive probability: infinite loss) -------------
+    #: Adding and removing the victim differ: a PLD composes both directions.
+    pld_symmetric = False
+
+    def delta(self, eps: float) -> float:
+        """``ar_delta``: the larger of the two directions' δ(ε)."""
+        return ar_delta(self, float(eps))
+
+    def epsilon(self, delta: float) -> float:
+        return ar_epsilon(self, float(delta))
+
+    def eps_hi(self) -> float:
+        return ar_eps_hi(self)
+
+    def pure_epsilon(self):
+        """None: infinite loss has positive probability (the count of reports)."""
+        return None
+
+    def pld_atoms(self):
+        return ar_pld_atoms(self)
+
 
 def addremove_pair(n: int, rate: float, eps0: float, bad: float = 0.0) -> AddRemovePair:
     """The pair of n users (the victim included), check-in rate γ ∈ (0, 1), ε0 ≥ 0, and
     the trimmed victim's left-out mass ``bad`` ∈ [0, 1) (0: pure ε0-LDP)."""
-    from . import _validate as v
     n = v.integer("n", n, lo=1)
     rate = v.real("rate", rate, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     eps0 = v.real("eps0", eps0, lo=0.0)

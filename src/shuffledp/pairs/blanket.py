@@ -1,0 +1,423 @@
+r"""The privacy-blanket bound for one concrete randomizer, computed with certified error.
+
+Balle, Bell, Gascón, Nissim, "The privacy blanket of the shuffle model", CRYPTO 2019
+(arXiv:1903.02837), in the exact form of Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414,
+the generalized privacy-amplification random variable): for an ordered victim pair
+(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.gparv``),
+
+    δ_{x,x'}(ε) ≤ E[(G_1 + … + G_n)_+] / n,
+
+and the protocol's δ(ε) is the maximum over ordered victim pairs. This is the exact
+hockey-stick divergence of a dominating pair (P̂, Q̂) = (μ·U/n, μ·V/n) on the blanket
+draws' category counts (μ their multinomial law, U = ΣA_i, V = ΣB_i), and the shuffled
+output is a post-processing of it: the bound therefore composes over rounds (RDP, PLD),
+even when each round's randomizer is chosen adaptively. It does *not* cover randomizers
+that change within a round (only FMT20 does): valid for "this randomizer (non-adaptive
+within a round)". Replacement adjacency.
+
+Views
+-----
+* δ(ε): ``iid.positive_part`` (certified: lattice spread, tilt, one FFT power,
+  a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ started from the
+  Gaussian approximation, bracketed, returning the certified end.
+* PLD and RDP: from the certified curve H(t) = E[(U − tV)_+]/n at a grid of ε (both
+  signs), its lower convex hull in t is the hockey-stick curve of a finite pair
+  (P*, Q*) with one atom per vertex, which dominates (P̂, Q̂) in both directions
+  (H_t(Q‖P) = t·H_{1/t}(P‖Q) + 1 − t); (P̂, Q̂) is then a garbling of (P*, Q*)
+  (Blackwell), so every Rényi divergence of (P*, Q*) bounds that of (P̂, Q̂) as well.
+* Check-in sampling CheckIn(γ): the randomizer R_γ = γR + (1 − γ)⊥, ⊥ joins the blanket.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import gparv
+from .._lazy import special  # scipy.special on first use (import time)
+from .._parallel import parallel, pmap, threads
+from ..numerics import increasing_root, round_up
+from ..protocols import CheckIn
+from . import iid
+
+__all__ = ["BlanketPair", "blanket_pairs", "blanket_delta", "blanket_epsilon", "fdp_pair"]
+
+#: The mass in each far tail of the pair charged as infinite loss instead of being listed
+#: (the composed PLD sizes its own grid: ``pld_fft``).
+PLD_TAIL = 1e-15
+#: Points per sign of ε on the certified curve behind the PLD/RDP pair, and the engine's
+#: lattice resolution there (density of the curve matters more than each point's last digit).
+CURVE_POINTS = 100
+CURVE_NU = 20.0
+#: Above this n each point costs ~0.1 s: a sparser, coarser curve (still valid, ~0.1 % looser).
+CURVE_LARGE_N = 200_000
+CURVE_POINTS_LARGE = 60
+CURVE_NU_LARGE = 12.0
+#: Largest RDP order of the pair's curve.
+MAX_ORDER = 4096
+
+
+def _key(proto):
+    rate = proto.sampling.rate if isinstance(proto.sampling, CheckIn) else 1.0
+    return proto.mechanism, int(proto.n), float(rate)
+
+
+@functools.lru_cache(maxsize=128)
+def _pairs_cached(mech, rate):
+    ps = mech.blanket_pairs()
+    return tuple(gparv.with_checkin(p, rate) for p in ps)
+
+
+def blanket_pairs(proto) -> tuple:
+    """The blanket pairs (one per distinct ordered victim pair) of the protocol's round."""
+    mech, _, rate = _key(proto)
+    return _pairs_cached(mech, rate)
+
+
+def _hs_atoms(pair, eps):
+    """(values, probs, errors) of the summand whose positive part, /n, is H_{e^ε}(P̂‖Q̂)
+    (ε ≥ 0), or None where H is 0."""
+    if eps >= pair.max_log_ratio():
+        return None
+    return pair.atoms(eps)
+
+
+def _excess_atoms(pair, eps):
+    """Same for R = H_{e^ε}(P̂‖Q̂) − (1 − e^ε) = E[(e^ε V − U)_+]/n (ε ≤ 0), taken directly (no
+    subtraction of nearly equal numbers)."""
+    if -eps >= pair.max_log_ratio():
+        return None
+    t = math.exp(eps)
+    vals = np.append(t * pair.b - pair.a, 0.0)
+    probs = np.append(pair.w, pair.w0)
+    err = np.append(8.0 * 2.0 ** -53 * (pair.a + t * pair.b), 0.0)
+    return vals, probs, err
+
+
+#: Curve points whose Chernoff bound is below this are not summed exactly (see
+#: ``_max_over_pairs``).
+CHERNOFF_ENOUGH = 1e-40
+
+
+def _pair_atoms(pairs, eps, excess):
+    return [(_excess_atoms if excess else _hs_atoms)(p, eps) for p in pairs]
+
+
+def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
+    """(certified upper value of max over pairs, index of the pair it came from, details).
+
+    Pairs are summed exactly (``iid.positive_part``) in decreasing order of their
+    Chernoff bound (``iid.chernoff_positive_part``, microseconds); a pair whose Chernoff
+    bound is already at or below the largest certified value so far cannot raise the
+    maximum and is not summed. The value is a valid upper bound for every pair either way,
+    and never above the maximum of every pair's exact-engine value — except where every
+    pair's Chernoff bound is below ``CHERNOFF_ENOUGH`` and is returned as it is.
+    """
+    if atoms is None:
+        atoms = _pair_atoms(pairs, eps, excess)
+    if cher is None:
+        cher = iid.chernoff_positive_parts(atoms, n) / n
+    order = sorted(range(len(pairs)), key=lambda i: -cher[i])
+    best, arg, det = 0.0, order[0], {}
+    if cher[order[0]] <= CHERNOFF_ENOUGH:
+        # Every pair is certified below 1e-40 (a curve point far out in ε): no composed δ of
+        # interest (≥ 1e-15 after 1e6 rounds) can see the difference from the exact sum.
+        return cher[order[0]], order[0], {"chernoff": True}
+
+    def exact(i):
+        vals, probs, err = atoms[i]
+        return iid.positive_part(vals, probs, n, value_err=err, nu=nu)
+
+    # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
+    # exact sum: when threads are free, sum them side by side first. The loop below then
+    # decides exactly as before which ones count (a sum it would have skipped is at most
+    # its Chernoff bound ≤ the max so far, so it cannot change the max).
+    pre = {}
+    if parallel():
+        lead = [i for i in order[:threads()]
+                if atoms[i] is not None and cher[i] >= 1e-3 * cher[order[0]]]
+        if len(lead) > 1:
+            pre = dict(zip(lead, pmap(exact, lead)))
+    for i in order:
+        if atoms[i] is None or (i != order[0] and cher[i] <= best):
+            continue
+        r = pre[i] if i in pre else exact(i)
+        v = min(r.upper / n, cher[i])
+        if v > best or i == order[0]:
+            best, arg, det = max(best, v), i, r.details
+    return best, arg, det
+
+
+@functools.lru_cache(maxsize=4096)
+def _delta_cached(mech, n, rate, eps):
+    pairs = _pairs_cached(mech, rate)
+    val, i, det = _max_over_pairs(pairs, n, eps)
+    return min(1.0, val), pairs[i].label, det
+
+
+def blanket_delta(proto, eps: float) -> tuple[float, dict]:
+    """Certified δ(ε) (max over victim pairs) and details (pair used, engine errors)."""
+    mech, n, rate = _key(proto)
+    val, which, det = _delta_cached(mech, n, rate, float(eps))
+    return val, {"victim_pair": which, "certified_relative_error": det.get(
+        "certified_relative_error", 0.0), "lattice_step": det.get("lattice_step")}
+
+
+def _gauss_mu(pairs, n):
+    """μ of the Gaussian approximation, μ² = Σ_y (R(x)(y) − R(x')(y))²/(γω(y)) / n
+    (an estimate used only to start the search)."""
+    mu = 0.0
+    for p in pairs:
+        mu = max(mu, float(np.sum(p.w * (p.a - p.b) ** 2)))
+    return math.sqrt(mu / n)
+
+
+def _gauss_eps(mu, delta):
+    if mu <= 0:
+        return 0.0
+
+    def f(e):
+        return math.exp(_gauss_logdelta(mu, e)) - delta
+
+    hi = min(mu * 50 + 1.0, 700.0)
+    if f(0.0) <= 0:
+        return 0.0
+    return increasing_root(lambda e: -f(e), 0.0, hi, xtol=1e-12, rtol=4e-16)
+
+
+def _gauss_logdelta(mu, e):
+    a = special.log_ndtr(-e / mu + mu / 2)
+    b = e + special.log_ndtr(-e / mu - mu / 2)
+    return float(a + math.log(-math.expm1(b - a))) if b < a else -math.inf
+
+
+def blanket_epsilon(proto, delta: float, rtol: float = 2e-5) -> tuple[float, dict]:
+    """Smallest certified ε with δ(ε) ≤ δ (the certified end of the search) and details."""
+    mech, n, rate = _key(proto)
+    return _epsilon(mech, n, rate, delta, rtol)
+
+
+def _epsilon(mech, n, rate, delta: float, rtol: float = 2e-5) -> tuple[float, dict]:
+    pairs = _pairs_cached(mech, rate)
+    top = max(p.max_log_ratio() for p in pairs)
+
+    def d(e):
+        return _delta_cached(mech, n, rate, float(e))[0]
+
+    if top <= 0.0 or d(0.0) <= delta:
+        return 0.0, {"evaluations": 1}
+    lo, hi = 0.0, top                      # d(lo) > δ ≥ d(hi) = 0
+    llo, lhi = math.log(d(0.0)), -math.inf
+    ld = math.log(delta)
+    evals = 1
+
+    def visit(x):
+        nonlocal lo, hi, llo, lhi, evals
+        v = d(x)
+        evals += 1
+        if v > delta:
+            lo, llo = x, math.log(v)
+            return True
+        hi, lhi = x, (math.log(v) if v > 0 else -math.inf)
+        return False
+
+    mu = _gauss_mu(pairs, n)
+
+    def model_slope(x):
+        # d log δ / dε of the Gaussian approximation (steers the first steps only)
+        hstep = 1e-4 * max(x, mu)
+        g1, g2 = _gauss_logdelta(mu, x), _gauss_logdelta(mu, x + hstep)
+        sl = (g2 - g1) / hstep
+        return sl if math.isfinite(sl) and sl < 0 else -1.0 / max(mu, 1e-12)
+
+    x = min(max(_gauss_eps(mu, delta), 1e-9), 0.5 * top)
+    last_low = visit(x)
+    while evals < 60:
+        if math.isfinite(lhi) and hi < top and lo > 0.0:
+            xs = lo + (llo - ld) * (hi - lo) / (llo - lhi)       # secant root on log δ
+            if hi - xs <= rtol * hi or hi - lo <= rtol * hi:
+                break
+            xs = xs * (1.0 + 0.5 * rtol) if not last_low else xs * (1.0 + 0.25 * rtol)
+        else:
+            # one side only: Newton step with the Gaussian model's slope, aimed past the root
+            lv = llo if last_low else lhi
+            xs = x - (lv - ld) / model_slope(x)
+            xs *= (1.0 + 2 * rtol) if last_low else (1.0 - 2 * rtol)
+        w = hi - lo
+        if not lo < xs < hi:
+            xs = 0.5 * (lo + hi)
+        elif w > 0 and not (lo + 1e-4 * w < xs < hi - 1e-4 * w):
+            xs = min(max(xs, lo + 1e-4 * w), hi - 1e-4 * w)
+        x = xs
+        last_low = visit(x)
+    _, which, det = _delta_cached(mech, n, rate, float(hi))
+    return float(hi), {"evaluations": evals, "victim_pair": which, "bracket": [lo, hi],
+                       "certified_relative_error_of_delta": det.get("certified_relative_error", 0.0)}
+
+
+# ----------------------------------------------------------------------------------------
+# A finite dominating pair from the certified curve (PLD and RDP views)
+# ----------------------------------------------------------------------------------------
+def _eps_grid(pairs, n, points):
+    top = max(p.max_log_ratio() for p in pairs)
+    mu = max(_gauss_mu(pairs, n), 1e-12)
+    c = min(mu / 3.0, top / 4.0)
+    U = math.asinh(top / c)
+    u = np.linspace(0.0, U, points + 1)
+    pos = c * np.sinh(u)
+    pos[-1] = top
+    return np.unique(np.concatenate([-pos[::-1], pos])), top
+
+
+@functools.lru_cache(maxsize=32)
+def _fdp_cached(mech, n, rate, points, nu):
+    pairs = _pairs_cached(mech, rate)
+    grid, top = _eps_grid(pairs, n, points)
+    # Store R(t) = H(t) − (1 − t) for t ≤ 1 and H(t) for t ≥ 1 (the small quantity each side).
+    small = np.zeros(grid.size)
+    todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
+    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0)) for i in todo]
+    # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
+    flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
+    cher = flat.reshape(len(todo), len(pairs)) if todo else flat
+
+    def point(r):
+        e = float(grid[todo[r]])
+        return _max_over_pairs(pairs, n, e, nu, excess=bool(e < 0), atoms=atoms[r],
+                               cher=list(cher[r]))[0]
+
+    # The points are independent certified sums (FFT-bound): side by side on a few threads.
+    small[todo] = pmap(point, range(len(todo)))
+    return grid, small
+
+
+def _point_masses(g, t, sm):
+    """Q-mass at each point of the piecewise-linear curve through the points: the jump of
+    its slope in t. Segments left of t = 1 are in R-form (slope of H + 1), the others in
+    H-form. A segment crossing t = 1 (the hull dropped the point ε = 0) takes its slope in
+    H-form from H = R + (1 − t) at its left end; differencing the stored R there directly
+    against H at the right end would mis-state that slope by (1 − t)/Δt."""
+    m = g.size
+    dt = np.diff(t)
+    ds = np.diff(sm) / dt
+    is_r = g[1:] <= 0.0                        # segment i = [i, i+1] lies in t ≤ 1
+    cross = (g[:-1] < 0.0) & ~is_r
+    if np.any(cross):
+        h_left = sm[:-1][cross] - np.expm1(g[:-1][cross])
+        ds[cross] = (sm[1:][cross] - h_left) / dt[cross]
+    # slope of H on each side of each point, expressed so that differences stay accurate
+    q = np.empty(m)
+    for i in range(m):
+        if i == 0:
+            left_r, left = True, 0.0            # H = 1 − t before the first point
+        else:
+            left_r, left = bool(is_r[i - 1]), ds[i - 1]
+        if i == m - 1:
+            right_r, right = False, 0.0         # H = 0 after the last point
+        else:
+            right_r, right = bool(is_r[i]), ds[i]
+        if left_r == right_r:
+            q[i] = right - left
+        else:                                   # R-form on the left, H-form on the right
+            q[i] = right + 1.0 - left
+    return q
+
+
+def _hull_masses(grid, small):
+    """Atoms (loss ε_i, Q_i) of the pair whose hockey-stick curve is the lower convex hull
+    (in t = e^ε) of the certified points; P_i = e^{ε_i} Q_i. A point above the chord of its
+    neighbours is dropped (the chord still lies above the true curve, which is convex and
+    below every certified point), one at a time until the slopes increase."""
+    keep = np.arange(grid.size)
+    t = np.exp(grid)
+    while True:
+        q = _point_masses(grid[keep], t[keep], small[keep])
+        bad = np.flatnonzero(q[1:-1] < 0.0) + 1
+        if bad.size == 0:
+            break
+        keep = np.delete(keep, bad[np.argmin(q[bad])])
+    return grid[keep], np.maximum(q, 0.0)
+
+
+def fdp_pair(proto, points: int | None = None):
+    """(losses, log P, log Q, grid) of the finite dominating pair built from the certified
+    curve at ``2·points + 1`` values of ε."""
+    return _fdp(*_key(proto), points)
+
+
+def _fdp(mech, n, rate, points: int | None = None):
+    large = n > CURVE_LARGE_N
+    if points is None:
+        points = CURVE_POINTS_LARGE if large else CURVE_POINTS
+    grid, small = _fdp_cached(mech, n, rate, int(points),
+                              CURVE_NU_LARGE if large else CURVE_NU)
+    g, q = _hull_masses(grid, small)
+    live = q > 0
+    g, q = g[live], q[live]
+    with np.errstate(divide="ignore"):
+        lq = np.log(q)
+    lp = lq + g
+    return g, lp, lq, grid
+
+
+@dataclass(frozen=True)
+class BlanketPair:
+    """The dominating pair of one round of ``Shuffle(mech, n)`` (check-in rate ``rate``) by
+    the privacy blanket, as a ``Pair``: the maximum over ordered victim pairs of the
+    certified δ(ε) = E[(ΣG_i)_+]/n; its RDP and PLD views from the finite pair of the
+    certified curve's convex hull (``fdp_pair``). Upper bounds, nats."""
+
+    mech: object
+    n: int
+    rate: float = 1.0
+
+    @classmethod
+    def of(cls, proto) -> "BlanketPair":
+        return cls(*_key(proto))
+
+    #: Adding and removing a blanket draw differ: a PLD composes both directions.
+    pld_symmetric = False
+
+    def delta(self, eps: float) -> float:
+        return _delta_cached(self.mech, self.n, self.rate, float(eps))[0]
+
+    def epsilon(self, delta: float) -> float:
+        return _epsilon(self.mech, self.n, self.rate, float(delta))[0]
+
+    def eps_hi(self) -> float:
+        return max(p.max_log_ratio() for p in _pairs_cached(self.mech, self.rate))
+
+    def pld_atoms(self):
+        """(log P, log Q, charged mass) of the dominating pair for PLD composition.
+
+        Atoms in the far tails are dropped and their mass charged as infinite privacy loss
+        in both directions (P-mass of losses above L, Q-mass of losses below −L, each at
+        most ``PLD_TAIL``): pessimistic, and it keeps the loss grid (1e−5) short.
+        """
+        g, lp, lq, _ = _fdp(self.mech, self.n, self.rate)
+        p, q = np.exp(lp), np.exp(lq)
+        order = np.argsort(g)
+        # P-mass strictly above each atom, Q-mass strictly below it
+        p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
+        q_below = np.cumsum(q[order]) - q[order]
+        keep = np.zeros(g.size, dtype=bool)
+        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
+        return lp[keep], lq[keep], dropped
+
+    def rdp(self, orders):
+        g, lp, lq, _ = _fdp(self.mech, self.n, self.rate)
+        lam = np.asarray(orders, dtype=float)
+        out = np.empty(lam.shape)
+        for i, a in enumerate(lam.ravel()):
+            # Σ P^λ Q^{1−λ} = Σ Q e^{λ ε};  Σ Q^λ P^{1−λ} = Σ Q e^{(1−λ) ε}
+            f = special.logsumexp(lq + a * g)
+            r = special.logsumexp(lq + (1.0 - a) * g)
+            out.ravel()[i] = max(f, r, 0.0) / (a - 1.0)
+        return round_up(np.minimum(out, float(self.mech.eps0)) + 1e-15)
+
+    def max_order(self) -> int:
+        return MAX_ORDER

@@ -1,0 +1,260 @@
+r"""The point sets of the clone pair's Rényi sums: windows, plans, cached chunks.
+
+Which slices c and which x of each slice a Rényi (or PLD) sum evaluates, the block masses
+charged to them, and the per-slice x-tails (Hoeffding); ``_rdp_terms`` caches the points
+as chunks of (weight, log-ratio) under a byte cap. Shared by ``renyi.py`` (RDP) and
+``atoms.py`` (dominating pairs for PLD composition).
+
+``pair`` arguments are ``ClonePair`` instances (not imported here: the pair imports its
+kernels).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..._lazy import special  # scipy.special on first use (import time)
+from ..._memo import register
+from ...numerics import REL_SLACK, binom_logpmf, binom_window, half_binom_logpmf_runs
+from .slices import _log_tails
+
+#: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
+#: moment series does not cover). Past it, slices are evaluated every Δ-th c and each block
+#: [c_j, c_j + Δ) is charged its first slice's value (valid: slice divergences are
+#: non-increasing in c).
+RDP_POINT_BUDGET = 4_000_000
+#: Orders whose largest loss (λ − 1) log(a/b) is below this use the linear "−1" form.
+_LINEAR_MAX = 600.0
+
+
+def _rdp_window_sds(lam_max: int, log_ratio: float) -> float:
+    """√(2((λ − 1) log(a/b) + 60)) + 3 standard deviations."""
+    return math.sqrt(2.0 * ((lam_max - 1) * log_ratio + 60.0)) + 3.0
+
+
+@functools.lru_cache(maxsize=16)
+def _rdp_window(n: int, p: float, K: float):
+    """Slices c in mean ± (K sd(C) + 3), their probabilities, log bounds on Pr[C < lo] and
+    Pr[C > hi] (``_log_tails``), and the slices' log probabilities (which may be below the
+    float range where the probabilities underflow)."""
+    m = n - 1
+    lo, hi = binom_window(m, p, K, 3)
+    cs = np.arange(lo, hi + 1)
+    logw = binom_logpmf(cs, m, p, 1.0 - p)
+    log_below, log_above = _log_tails(m, p, lo, hi)
+    return cs, np.exp(logw), log_below, log_above, logw
+
+
+def _rdp_plan(pair, K: float, step: int | None, budget: int, jstop: int | None = None):
+    """Which slices the RDP sum evaluates, their block masses and x-windows.
+
+    Returns (c_eval, mass, log_below, alo, ahi, tails, step, log_mass, log_tails):
+    ``mass[j]`` is the probability of the block charged to slice ``c_eval[j]`` (the last
+    block absorbs the upper tail of C unless ``jstop`` cuts the window: then slices from
+    index ``jstop`` on are left to the series form), ``log_mass`` its log (finite where the
+    mass underflows), ``log_below`` ≥ log Pr[C < lo], ``[alo[j], ahi[j] + 1]`` the x-grid
+    of slice j and ``tails[j]`` = e^{log_tails[j]} a bound on the P-mass of slice j outside it.
+    """
+    cs, w, log_below, log_above, logw = _rdp_window(pair.n, pair.p, K)
+    if jstop is not None and jstop < cs.size:
+        cs, w, logw, log_above = cs[:jstop], w[:jstop], logw[:jstop], -math.inf
+    if step is None:
+        step = _step_for(cs, K, budget)
+    starts = np.arange(0, cs.size, step)
+    mass = np.add.reduceat(w, starts)
+    mass[-1] += math.exp(log_above)
+    log_mass = (np.logaddexp.reduceat(logw, starts) if step > 1 else logw.copy())
+    log_mass[-1] = np.logaddexp(log_mass[-1], log_above)
+    c_eval = cs[starts]
+    alo, ahi, log_tails = _x_windows(c_eval, K)
+    return (c_eval, mass, log_below, alo, ahi, np.exp(log_tails), step, log_mass, log_tails)
+
+
+def _x_half(c, K: float):
+    """Half-width of slice c's x-grid: about K sd(A) = K √c / 2, plus 3."""
+    return np.floor(0.5 * K * np.sqrt(np.maximum(c, 1.0))) + 3
+
+
+def _step_for(cs, K: float, budget: int) -> int:
+    """Slice step Δ that keeps the x-grids of the slices ``cs`` within ``budget`` points."""
+    width = np.minimum(cs + 2, 2 * _x_half(cs, K) + 2)
+    return max(1, int(math.ceil(float(width.sum()) / budget)))
+
+
+def _x_windows(c_eval, K: float):
+    """(alo, ahi, log_tails): slice c's x-grid [alo, ahi + 1] and a bound on the log of its
+    P-mass outside (Hoeffding: Pr[|A − c/2| ≥ t] ≤ 2 exp(−2t²/c) for A ~ Bin(c, ½) —
+    rigorous, closed form)."""
+    h = _x_half(c_eval, K)
+    alo = np.maximum(0, np.floor(0.5 * c_eval) - h).astype(np.int64)
+    ahi = np.minimum(c_eval, np.ceil(0.5 * c_eval) + h).astype(np.int64)
+    t_lo = 0.5 * c_eval - (alo - 1)
+    t_hi = (ahi + 1) - 0.5 * c_eval
+    cpos = np.maximum(c_eval, 1).astype(float)
+    log_tails = np.logaddexp(np.where(alo > 0, -2.0 * t_lo * t_lo / cpos, -np.inf),
+                             np.where(ahi < c_eval, -2.0 * t_hi * t_hi / cpos, -np.inf))
+    return alo, ahi, log_tails
+
+
+def _auto_step(pair, K: float, budget: int) -> int:
+    """The slice step Δ ``_rdp_plan`` picks for the full window K under ``budget`` points."""
+    return _step_for(_rdp_window(pair.n, pair.p, K)[0], K, budget)
+
+
+def _rdp_points(pair, c_eval, alo, ahi, j0: int, j1: int):
+    """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q)."""
+    alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+    ce, lo_, hi_ = c_eval[j0:j1], alo[j0:j1], ahi[j0:j1]
+    counts = hi_ + 2 - lo_                       # x from alo to ahi + 1
+    jj = np.repeat(np.arange(j0, j1), counts)
+    offs = np.arange(jj.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    x = (alo[jj] + offs).astype(float)
+    c = c_eval[jj].astype(float)
+    lv = half_binom_logpmf_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
+    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
+    top = ~(x <= c)                              # x = c + 1 only: a few points
+    lu[top] = -c[top] * math.log(2.0)
+    lu[x == 0] = -np.inf
+    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
+    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
+    # no cancellation and finite at x = 0 and x = c + 1.
+    den = beta * x + alpha * (c + 1.0 - x)
+    arg = gamma * (2.0 * x - c - 1.0) / den
+    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
+    # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
+    ell = np.log1p(np.maximum(arg, -0.5))
+    low = ~(arg > -0.5)                          # the other form only where it is used
+    if low.any():
+        xl, cl = x[low], c[low]
+        with np.errstate(divide="ignore"):
+            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+    return jj, logP, ell
+
+
+def _slice_points(pair, K: float, step: int | None = None):
+    """All points at once (for ``pair_log_atoms``)."""
+    c_eval, mass, log_below, alo, ahi, tails, step, _, _ = _rdp_plan(pair, K, step,
+                                                                     RDP_POINT_BUDGET)
+    jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
+    return c_eval, mass, log_below, jj, logP, ell, tails, step
+
+
+
+#: Points per chunk of the RDP sum (bounds memory; the budget bounds time).
+_CHUNK_POINTS = 1_000_000
+
+
+#: Cached point sets of the RDP sum: (pair, K, step, budget) -> terms. At most twelve
+#: entries and at most ``_TERMS_CACHE_BYTES`` in all (the most recent entry is always
+#: kept): a sweep over many protocols held 12 entries of up to ~150 MB each (1.5 GB peak);
+#: one question at n = 1e6, T = 10 uses ~380 MB of them.
+_TERMS_CACHE: dict = register(__name__ + "._TERMS_CACHE", {})
+_TERMS_CACHE_SIZE = 12
+_TERMS_CACHE_BYTES = 600 * 2**20
+
+
+def _nbytes(obj) -> int:
+    """Bytes held by the numpy arrays inside nested tuples, lists and dicts."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(x) for x in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(x) for x in obj.values())
+    return 0
+
+
+def _rdp_terms(pair, K: float, step, budget, jstop: int | None = None,
+               want_logw: bool = False):
+    """The points of the RDP sum as chunks of (weight, log-ratio), plus the remainders.
+
+    ``jstop``: only the slices before this index of the window (the rest go to the series).
+    ``want_logw``: also keep the points' log weights (huge orders need them), made here
+    while the points are at hand instead of regenerated by ``_chunk_logw``.
+    """
+    key = (pair, K, step, budget, jstop)
+    if key not in _TERMS_CACHE and jstop is None:
+        # A cached window up to two rungs wider serves too (wider is still rigorous) when it
+        # is summed at the same slice step: a wider window over the point budget is summed
+        # every Δ-th slice, looser than this window's own sum (2e-5 relative at n = 1e6).
+        own = _auto_step(pair, K, budget) if step is None else step
+        for k2 in (K + 4.0, K + 8.0):
+            if ((pair, k2, step, budget, None) in _TERMS_CACHE
+                    and (step is not None or _auto_step(pair, k2, budget) == own)):
+                key = (pair, k2, step, budget, None)
+                break
+    hit = _TERMS_CACHE.pop(key, None)
+    if hit is None:
+        (c_eval, mass, log_below, alo, ahi, _, _, log_mass,
+         log_tails) = _rdp_plan(pair, key[1], step, budget, jstop)
+        chunks = []
+        logw_memo = {}
+        counts = ahi + 2 - alo
+        j0 = 0
+        while j0 < c_eval.size:
+            j1 = j0 + 1
+            tot = counts[j0]
+            while j1 < c_eval.size and tot + counts[j1] <= _CHUNK_POINTS:
+                tot += counts[j1]
+                j1 += 1
+            jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, j0, j1)
+            # Points with ℓ ≥ 0 first: their terms are ≥ 0 and the others' ≤ 0, so the sum
+            # of absolute values (for the rounding charge) needs no extra pass.
+            idx = np.argsort(ell < 0, kind="stable")
+            split = int(np.count_nonzero(ell >= 0))
+            jj, logP, ell = jj[idx], logP[idx], ell[idx]
+            if want_logw:
+                logw_memo[(j0, j1)] = log_mass[jj] + logP
+            chunks.append((mass[jj] * np.exp(logP),          # block mass × P(x | c_j)
+                           ell, split, (j0, j1)))
+            j0 = j1
+        log_tm = float(special.logsumexp(log_mass + log_tails)) if c_eval.size else -math.inf
+        hit = (chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass), logw_memo)
+    _TERMS_CACHE[key] = hit                     # most recently used last
+    while len(_TERMS_CACHE) > _TERMS_CACHE_SIZE:
+        _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
+    # (sizes measured at eviction time: a hit's memo of log weights may have grown since)
+    while len(_TERMS_CACHE) > 1 and sum(map(_nbytes, _TERMS_CACHE.values())) > _TERMS_CACHE_BYTES:
+        _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
+    return hit
+
+
+
+def _chunk_logw(memo: dict, pair, plan, ell, span) -> np.ndarray:
+    """log(block mass × P(x | c)) of a cached chunk's points, in the chunk's order."""
+    hit = memo.get(span)
+    if hit is None:
+        c_eval, alo, ahi, log_mass = plan
+        jj, logP, ell2 = _rdp_points(pair, c_eval, alo, ahi, *span)
+        idx = np.argsort(ell2 < 0, kind="stable")         # the order ``_rdp_terms`` stored
+        hit = log_mass[jj[idx]] + logP[idx]
+        if not np.array_equal(ell2[idx], ell):
+            raise AssertionError("cached RDP points out of step")   # pragma: no cover
+        memo[span] = hit
+    return hit
+
+
+def _log_sum_pos(v: np.ndarray) -> float:
+    """log Σ e^{v}, rounded up: one max, one exp pass and a pairwise sum of positive terms.
+
+    The sum's relative error is ≤ (log2 N + 2)·u ≤ 1e-13 for N < 2^40 points; ``REL_SLACK``
+    (1e-12) is added on the log scale so the result stays above the exact value.
+    """
+    m = float(np.max(v)) if v.size else -math.inf
+    if not math.isfinite(m):
+        return m
+    tot = float(np.sum(np.exp(v - m)))
+    return m + math.log(tot) + REL_SLACK
+
+
+def _exp_log_sum(x: float, y: float) -> float:
+    """e^{x + y}, 0 for x = −∞ (an empty tail), +∞ past the float range (never capped)."""
+    if x == -math.inf:
+        return 0.0
+    return math.exp(x + y) if x + y < 709.0 else math.inf
+

@@ -1,0 +1,190 @@
+r"""The moment series of a clone-pair slice's Rényi divergence (closed form per slice).
+
+For slices with many clones, E_P[(P/Q)^{λ−1}] − 1 of the slice is a series in the even
+moments of a Rademacher sum; every term is non-negative and the remainder is bounded
+rigorously and added, so ``_series_part`` sums a whole window in O(series terms) instead
+of O(√c) points per slice. Used by ``renyi.py``.
+
+``pair`` arguments are ``ClonePair`` instances (not imported here: the pair imports its
+kernels).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..._memo import register
+from ...numerics import rademacher_log_moments
+from .rdp_points import _exp_log_sum, _rdp_window
+
+#: Terms of the moment series of a slice's RDP (even moments of V up to twice this), tried
+#: in this order until every slice of the window is accurate (cost grows as the square).
+_SERIES_TERMS = (16, 32, 64)
+#: A slice is summed by its series when the series' remainder bound is below this fraction
+#: of its value (accuracy only: the remainder bound is added either way).
+_SERIES_TOL = 1e-13
+#: Relative slack on a series value: ≤ 130 float operations on non-negative terms, ~1e-14.
+_SERIES_SLACK = 1e-12
+#: Slices at which the series remainder is evaluated (each charged to a block above it).
+_REM_POINTS = 4096
+
+
+@functools.lru_cache(maxsize=16)
+def _series_moments(n: int, p: float, K: float, kmax: int):
+    """E[(W/s)^2k] for every slice s = c + 1 of the window, k ≤ kmax + 1.
+
+    Returns (s, mu, log_top): mu[:, k−1] the 2k-th moment for k ≤ kmax (values below the
+    float range are 0 and charged separately) and log_top the log of the (2kmax + 2)-th.
+    """
+    cs = _rdp_window(n, p, K)[0]
+    s = (cs + 1).astype(float)
+    logmu = _log_moments_rows(int(cs[0]) + 1, int(cs[-1]) + 1, kmax + 1)
+    return s, np.exp(logmu[:, :-1]), logmu[:, -1]
+
+
+#: Rows of ``rademacher_log_moments`` by blocks of consecutive s: they depend on s alone,
+#: so the windows of different pairs (the trimmed-clone ε0 search, the order rungs) share
+#: them. (kmax, block) -> array; at most _MOM_BLOCKS blocks of _MOM_ROWS rows are kept.
+_MOM_CACHE: dict = register(__name__ + "._MOM_CACHE", {})
+_MOM_ROWS = 1024
+_MOM_BLOCKS = 96
+
+
+def _log_moments_rows(s_lo: int, s_hi: int, kmax: int) -> np.ndarray:
+    """``rademacher_log_moments(arange(s_lo, s_hi + 1), kmax)`` from cached blocks."""
+    b_lo, b_hi = s_lo // _MOM_ROWS, s_hi // _MOM_ROWS
+    if b_hi - b_lo + 1 > _MOM_BLOCKS // 2:                 # too wide to cache: direct
+        return rademacher_log_moments(np.arange(s_lo, s_hi + 1, dtype=float), kmax)
+    parts = []
+    for b in range(b_lo, b_hi + 1):
+        key = (kmax, b)
+        blk = _MOM_CACHE.pop(key, None)
+        if blk is None:
+            rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
+            blk = rademacher_log_moments(rows, kmax)
+            if b == 0:                                      # s = 0 is not a slice size
+                blk = np.concatenate([np.full((1, kmax), np.nan), blk])
+        _MOM_CACHE[key] = blk                               # most recently used last
+        parts.append(blk)
+    while len(_MOM_CACHE) > _MOM_BLOCKS:
+        _MOM_CACHE.pop(next(iter(_MOM_CACHE)))
+    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    off = s_lo - b_lo * _MOM_ROWS
+    return out[off: off + (s_hi - s_lo + 1)]
+
+
+def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
+    """ψ_2k γ^2k for k = 1..kmax, where ψ(v) = (1 + v)^λ (1 − v)^(1−λ) = Σ_j ψ_j v^j.
+
+    From (1 − v²) ψ' = (2λ − 1 − v) ψ: ψ_{j+1} = ((2λ − 1) ψ_j + (j − 2) ψ_{j−1})/(j + 1), with
+    ψ_0 = 1, ψ_1 = 2λ − 1, ψ_2 = 2λ(λ − 1). For an integer λ ≥ 2 every ψ_j ≥ 0 (both factors
+    have non-negative Taylor coefficients) and the recurrence adds non-negative terms only.
+    """
+    c = np.empty(2 * kmax + 1)
+    c[0], c[1], c[2] = 1.0, (2 * lam - 1) * gamma, 2.0 * lam * (lam - 1) * gamma * gamma
+    a = 2.0 * lam - 1.0
+    for j in range(2, 2 * kmax):
+        c[j + 1] = gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1)
+    return c[2::2]
+
+
+def _series_slices(pair, lam: int, K: float, kmax: int):
+    """(value, remainder bound) of E[ψ(V)] − 1 for every slice of the window at order λ."""
+    return _series_eval(pair, lam, kmax, *_series_moments(pair.n, pair.p, K, kmax))
+
+
+def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
+    a, b = pair.a, pair.b
+    gamma = pair.gamma
+    c = _psi_even(lam, gamma, kmax)
+    val = mu @ c
+    J1 = 2 * (kmax + 1)
+    log_psi_g = lam * math.log(2.0 * a / (a + b)) + (1 - lam) * math.log(2.0 * b / (a + b))
+    # Candidates r = γt: t = 1 (no Hoeffding term), a few fixed fractions, the t where the
+    # first term is smallest (≈ J/((2λ − 1)γ)), and per slice the t where the Hoeffding
+    # term drops below e^−40.
+    fixed = np.array([1.0, 0.5, 0.25, 0.1, min(1.0, J1 / ((2 * lam - 1) * gamma))])
+    # The remainder bound is evaluated at every B-th slice and charged to the B slices from
+    # there on: for each r both of its terms are non-increasing in s (E[(W/s)^2k] is, since
+    # sample means decrease in convex order as s grows; the Hoeffding term plainly is).
+    full = s.size
+    B = max(1, -(-full // _REM_POINTS))
+    s, log_top = s[::B], log_top[::B]
+    t_h = np.minimum(1.0, np.sqrt(2.0 * (max(log_psi_g, 0.0) + math.log(2.0) + 40.0) / s))
+    ts = np.concatenate([np.broadcast_to(fixed, (s.size, fixed.size)), t_h[:, None]], axis=1)
+    rg = gamma * ts
+    # log(1 − γt) from 1 − γt = 2β + γ(1 − t): 1 − γ rounds to 0 at large log(a/b).
+    with np.errstate(divide="ignore"):
+        log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - ts))
+    t1 = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(ts) + log_top[:, None]
+    t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
+    t2 = np.where(ts >= 1.0, -np.inf, t2)
+    with np.errstate(over="ignore"):
+        rem = np.min(np.exp(t1) + np.exp(t2), axis=1)
+    # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
+    rem = rem + 2.3e-308 * float(c.sum())
+    if B > 1:
+        rem = np.repeat(rem, B)[:full]
+    return val * (1.0 + _SERIES_SLACK), rem
+
+
+def _accepted_from(val, rem) -> int:
+    """First index of the suffix of slices whose remainder is below _SERIES_TOL of the value."""
+    bad = np.nonzero(~(rem <= _SERIES_TOL * val))[0]
+    return int(bad[-1]) + 1 if bad.size else 0
+
+
+def _series_part(pair, orders: np.ndarray, K: float):
+    r"""Closed-form slice sums of the RDP: (jstop, Σ_{j ≥ jstop} mass_j (slice value − 1)).
+
+    Conditioned on s = c + 1 the victim's pair is, with X ~ Bin(s, ½), T = X/s and
+    V = γ(2T − 1), γ = (a − b)/(a + b) = tanh(log(a/b)/2):
+    P(x) = Bin(s,½)(x)·(1 + V), Q(x) = Bin(s,½)(x)·(1 − V), so the slice's
+    E_Q[(P/Q)^λ] = E[ψ(V)] with ψ(v) = (1 + v)^λ (1 − v)^(1−λ) = Σ_j ψ_j v^j (ψ_j ≥ 0, radius 1,
+    |V| ≤ γ < 1). Odd moments of V vanish, so
+    E[ψ(V)] − 1 = Σ_{k ≤ M} ψ_2k γ^2k E[(W/s)^2k] + E[R(V)], W = 2X − s a sum of s signs,
+    every term ≥ 0 (no cancellation in the "− 1"). The remainder R (terms j > J = 2M + 1)
+    satisfies |R(v)| ≤ R(|v|) ≤ (|v|/r)^{J+1} ψ(r) for |v| ≤ r, and ≤ ψ(γ) elsewhere, so
+    E[R(V)] ≤ ψ(r) (γ/r)^{J+1} E[(W/s)^{J+1}] + ψ(γ) Pr[|W| > rs/γ], the last by Hoeffding
+    ≤ 2 exp(−s r²/(2γ²)); minimised over a few r ∈ (0, γ] (r = γ: no second term).
+    A slice joins the series when that remainder is below ``_SERIES_TOL`` of its value; the
+    series slices form a suffix of the window (the bound falls with s). The remainder is
+    added in any case, so the result stays an upper bound.
+    """
+    cs, w, _, log_above, _ = _rdp_window(pair.n, pair.p, K)
+    out = np.zeros(orders.shape)
+    if pair.a <= pair.b:
+        return 0, out
+    lam_max = int(orders.max())
+    # Hopeless when even the top slice of the window is not accurate with the most terms.
+    top = np.array([float(cs[-1] + 1)])
+    lm = rademacher_log_moments(top, _SERIES_TERMS[-1] + 1)
+    val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, np.exp(lm[:, :-1]), lm[:, -1])
+    if _accepted_from(val, rem) > 0:
+        return cs.size, out
+    # The fewest terms that serve the largest order as well as the most terms do.
+    for kmax in _SERIES_TERMS:
+        top_part = _series_slices(pair, lam_max, K, kmax)
+        jstop = _accepted_from(*top_part)
+        if jstop == 0:
+            break
+    mass = w
+    parts = []
+    for lam in orders.tolist():
+        val, rem = top_part if lam == lam_max else _series_slices(pair, lam, K, kmax)
+        jstop = max(jstop, _accepted_from(val, rem))
+        parts.append((val, rem))
+    if jstop >= cs.size:
+        return cs.size, out
+    m_ = mass[jstop:]
+    for i, (val, rem) in enumerate(parts):
+        out[i] = float(np.dot(m_, val[jstop:])) + float(np.dot(m_, rem[jstop:]))
+        # The upper tail of C, charged at the top slice's value (in logs: it may underflow).
+        top_v = float(val[-1] + rem[-1])
+        if top_v > 0:
+            out[i] += _exp_log_sum(log_above, math.log(top_v))
+    return jstop, out
+
