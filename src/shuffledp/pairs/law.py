@@ -32,7 +32,7 @@ import numpy as np
 
 from .._lazy import special  # scipy.special on first use (import time)
 
-__all__ = ["Bias", "CloneLaw", "bias_of_probabilities"]
+__all__ = ["Bias", "CloneLaw"]
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,6 @@ class Bias:
         half = 0.5 * m
         return ((self.alpha * s + half) / tot, (self.beta * s + half) / tot,
                 self.gamma * (s / tot))
-
-
-def bias_of_probabilities(a: float, b: float) -> Bias:
-    """The bias of a victim of type 0 w.p. a and type 1 w.p. b (a ≥ b > 0): L = log(a/b)."""
-    return Bias(math.log(a) - math.log(b))
 
 
 @dataclass(frozen=True)
