@@ -23,8 +23,6 @@ PKG = "shuffledp"
 KNOWN_CYCLES = [
     # The records' blanket_pairs() / matrix() ask gparv; gparv.matrix_of builds records.
     {"shuffledp.gparv", "shuffledp.mechanisms"},
-    # The Gaussian bounds share their trimmed pairs and eps0 searches in both directions.
-    {"shuffledp.bounds.gaussian", "shuffledp.bounds.sampled", "shuffledp.bounds.trimmed_clone"},
 ]
 
 

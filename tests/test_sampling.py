@@ -24,7 +24,7 @@ import shuffledp as sd
 from shuffledp.pairs import clone as cp
 from shuffledp.pairs import hidden as sp
 from shuffledp.bounds import get
-from shuffledp.bounds.sampled import mixture_rdp
+from shuffledp.pairs.hidden import mixture_rdp
 from shuffledp.pairs.trimmed import trimmed_hidden
 
 

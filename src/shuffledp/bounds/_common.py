@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from .. import gaussian_rdp as G
 from ..mechanisms import Gaussian, LocalRandomizer
+from ..numerics import bisect
+from ..protocols import CheckIn
 
-__all__ = ["ldp_reason", "no_sampling_reason"]
+__all__ = ["ldp_reason", "no_sampling_reason", "gaussian_reason", "participation",
+           "rate_size", "note_users", "eps0_range", "PARTICIPATION_NOTE"]
+
+PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
+                      "not who took part")
 
 
 def ldp_reason(proto) -> str | None:
@@ -23,3 +30,46 @@ def no_sampling_reason(proto) -> str | None:
         return ("this bound is for a round in which all n users take part; it does not "
                 f"analyse sampling={proto.sampling!r}")
     return None
+
+
+def gaussian_reason(proto) -> str | None:
+    """None when the protocol's mechanism is the Gaussian."""
+    if not isinstance(proto.mechanism, Gaussian):
+        return "this bound is for the Gaussian mechanism; use an LDP bound (fmt20, girgis-ub1, trivial)"
+    return None
+
+
+def participation(proto) -> float:
+    """Probability that the victim takes part in a round (γ, or m/n without replacement)."""
+    s = proto.sampling
+    if s is None:
+        return 1.0
+    if isinstance(s, CheckIn):
+        return float(s.rate)
+    return s.size / proto.n
+
+
+def rate_size(proto):
+    """(check-in rate, None) or (None, sample size) of a sampled protocol."""
+    s = proto.sampling
+    return (float(s.rate), None) if isinstance(s, CheckIn) else (None, int(s.size))
+
+
+def note_users(details: dict, m: int, n: int) -> None:
+    """Label an outcome whose pair was built for m < n users (valid: more users only help,
+    the others' reports can be simulated)."""
+    if m < n:
+        details["evaluated_at_n"] = m
+        details["coarse"] = (f"pair built for n' = {m:.0e} of the {n:.3g} users "
+                             "(valid: more users only help)")
+
+
+def eps0_range(n, sigma, budget):
+    """ε0 interval where n·δ0(ε0) < budget for the Gaussian of noise σ (the lower end found
+    by 80 halvings of a bisection, at its certified end)."""
+    hi = G.gaussian_eps_hi(sigma, budget / n * 1e-3)
+    lo = 0.0
+    if n * G.gaussian_delta(sigma, 0.0) >= budget:
+        lo = bisect(lambda e: n * G.gaussian_delta(sigma, e) < budget, 0.0, hi, xtol=0.0,
+                    rtol=0.0, max_iter=80, check_end=False).x
+    return lo, hi

@@ -18,7 +18,7 @@ from ..pairs.trimmed import trimmed_addremove_pair
 from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
-from ._common import ldp_reason
+from ._common import eps0_range, gaussian_reason, ldp_reason
 from ..numerics import golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
@@ -130,7 +130,6 @@ class TrimmedCloneAddRemove(Bound):
     SEARCH_ITERS = 10
 
     def check(self, proto):
-        from .gaussian import gaussian_reason
         return gaussian_reason(proto) or _checkin_reason(proto)
 
     def valid_for(self, proto):
@@ -143,14 +142,13 @@ class TrimmedCloneAddRemove(Bound):
 
     def _search(self, proto, ask, rounds):
         from .. import gaussian_rdp as G
-        from .trimmed_clone import _eps0_range
         n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
         N = max(min(n, ar.MAX_N) - 1, 1)
         part = max(N * rate * rounds, 1.0)
         solves_eps = isinstance(ask, EpsilonAt)
         if solves_eps:
             # ε0 where the composed ⊤ mass (≈ T·γ(n − 1)·δ0) stays below δ
-            lo, hi = _eps0_range(max(int(part), 1), sigma, ask.delta)
+            lo, hi = eps0_range(max(int(part), 1), sigma, ask.delta)
         else:
             # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
             lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)

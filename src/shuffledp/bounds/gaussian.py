@@ -27,6 +27,7 @@ from ..mechanisms import Gaussian
 from ..numerics import round_up
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
+from ._common import gaussian_reason, participation
 from .base import Bound, Outcome, register
 
 __all__ = ["HOMOGENEOUS_VALID_FOR", "homogeneous_rdp_for", "table1_epsilon",
@@ -42,10 +43,6 @@ POWERING_MAX_ORDER = 2048
 CHECKIN_MAX_ORDER = 1024
 
 
-def gaussian_reason(proto) -> str | None:
-    if not isinstance(proto.mechanism, Gaussian):
-        return "this bound is for the Gaussian mechanism; use an LDP bound (fmt20, girgis-ub1, trivial)"
-    return None
 
 
 def _base_max_order(n: int) -> int:
@@ -150,19 +147,17 @@ class GaussianUnamplified(Bound):
 
     def rdp(self, proto, orders):
         # Sampled: "take part w.p. γ or send nothing" mixture (bounds/sampled.py).
-        from .sampled import mixture_rdp, participation
+        from ..pairs.hidden import mixture_rdp
         lam = np.asarray(orders, dtype=float)
         return round_up(mixture_rdp(participation(proto), lam,
                                     K.gaussian_rdp(proto.mechanism.sigma, orders)))
 
     def delta_one(self, proto, eps):
-        from .sampled import participation
         g = participation(proto)
         d = K.gaussian_delta(proto.mechanism.sigma, eps)
         return d if g >= 1.0 else float(round_up(g * d))
 
     def epsilon_one(self, proto, delta):
-        from .sampled import participation
         g = participation(proto)
         if g >= 1.0:
             return K.gaussian_epsilon(proto.mechanism.sigma, delta)

@@ -36,46 +36,11 @@ from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
+from ._common import PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users, rate_size
 from .base import Bound, Outcome, get, register
 
-__all__ = ["participation", "mixture_rdp"]
+__all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
 
-PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
-                      "not who took part")
-
-
-def participation(proto) -> float:
-    """Probability that the victim takes part in a round (γ, or m/n without replacement)."""
-    s = proto.sampling
-    if s is None:
-        return 1.0
-    if isinstance(s, CheckIn):
-        return float(s.rate)
-    return s.size / proto.n
-
-
-def _rate_size(proto):
-    s = proto.sampling
-    return (float(s.rate), None) if isinstance(s, CheckIn) else (None, int(s.size))
-
-
-def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
-    """RDP of "take part w.p. γ, else send nothing" for a mechanism with RDP ε(λ).
-
-    ⊥ is an atom private to the victim, the same under both datasets, so
-    E_Q[(P/Q)^λ] = 1 − γ + γ e^{(λ−1)ε(λ)} (valid without any shuffle; replacement
-    adjacency). Computed as log1p(γ·expm1(x))/(λ − 1), or in log form for large x.
-    """
-    lam = np.asarray(lam, dtype=float)
-    x = (lam - 1.0) * np.asarray(eps_lam, dtype=float)
-    if gamma >= 1.0:
-        return np.asarray(eps_lam, dtype=float)
-    small = x < 30.0
-    out = np.empty(x.shape)
-    out[small] = np.log1p(gamma * np.expm1(x[small]))
-    xb = x[~small]
-    out[~small] = xb + math.log(gamma) + np.log1p((1.0 - gamma) / gamma * np.exp(-xb))
-    return out / (lam - 1.0)
 
 
 class _HiddenBound(Bound):
@@ -105,7 +70,7 @@ class _HiddenBound(Bound):
 
     def hidden(self, proto) -> sp.HiddenPair:
         pair = self.base_pair(proto)
-        rate, size = _rate_size(proto)
+        rate, size = rate_size(proto)
         # The victim by its log-odds (ε0), never by α (1 − α is inexact from ε0 ≈ 19).
         return _hidden(pair.n, pair.p, pair.log_ratio, rate, size)
 
@@ -193,7 +158,6 @@ def _golden(f, lo, hi, iters):
 @functools.lru_cache(maxsize=64)
 def _best_eps0(n, sigma, rate, size, delta, rounds):
     """ε0 minimising a quick RDP (T > 1) or δ(ε) (T = 1) estimate of the bound."""
-    from .trimmed_clone import _eps0_range
     part = size if size is not None else rate * n
 
     def f(e0):
@@ -215,7 +179,7 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
             o, rounds * _quick_rdp(logp, logq, tails, lmax, o), rest), near)
 
     near = [None]
-    lo, hi = _eps0_range(max(int(part * rounds), 1), sigma, delta)
+    lo, hi = eps0_range(max(int(part * rounds), 1), sigma, delta)
     val, e0 = _golden(f, lo, hi, iters=9)
     return e0
 
@@ -283,7 +247,6 @@ class TrimmedCloneSampled(Bound):
                  "non-participants' common output hidden; Gaussian curve: Balle & Wang 2018")
 
     def check(self, proto):
-        from .gaussian import gaussian_reason
         r = gaussian_reason(proto)
         if r:
             return r
@@ -320,7 +283,6 @@ class TrimmedCloneSampled(Bound):
         return int(proto.n)
 
     def annotate(self, details, proto, rounds):
-        from .trimmed_clone import note_users
         note_users(details, self.users(proto), proto.n)
 
     def answer(self, proto, ask, rounds, route, *, beat=None):
@@ -329,7 +291,7 @@ class TrimmedCloneSampled(Bound):
         return self._delta(proto, ask.epsilon, rounds, route)
 
     def _at(self, proto, delta, rounds):
-        rate, size = _rate_size(proto)
+        rate, size = rate_size(proto)
         n = self.users(proto)
         e0 = _best_eps0(n, float(proto.mechanism.sigma), rate, size, float(delta), int(rounds))
         hp, cg = trimmed_hidden(n, float(proto.mechanism.sigma), e0, rate, size)
@@ -362,7 +324,7 @@ class TrimmedCloneSampled(Bound):
         raise NotImplementedError(route)
 
     def _delta(self, proto, eps, rounds, route):
-        rate, size = _rate_size(proto)
+        rate, size = rate_size(proto)
         n, s = self.users(proto), float(proto.mechanism.sigma)
         part = size if size is not None else rate * n
 

@@ -34,7 +34,7 @@ from ..protocols import CheckIn
 from ..numerics import bisect, golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
-from .gaussian import gaussian_reason
+from ._common import eps0_range, gaussian_reason, note_users
 
 __all__ = ["trimmed_epsilon_one", "trimmed_epsilon_rounds"]
 
@@ -45,18 +45,8 @@ def _golden(f, lo, hi, iters=18):
     return r.fx, r.x
 
 
-def _eps0_range(n, sigma, budget):
-    """ε0 interval where n·δ0(ε0) < budget (lower end found by bisection)."""
-    hi = G.gaussian_eps_hi(sigma, budget / n * 1e-3)
-    lo = 0.0
-    if n * G.gaussian_delta(sigma, 0.0) >= budget:
-        lo = _rdp_bisect(lambda e: n * G.gaussian_delta(sigma, e) < budget, 0.0, hi)
-    return lo, hi
 
 
-def _rdp_bisect(ok, lo, hi):
-    """The certified end ``hi`` after 80 halvings (``ok(hi)`` is the caller's bracket)."""
-    return bisect(ok, lo, hi, xtol=0.0, rtol=0.0, max_iter=80, check_end=False).x
 
 
 def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict]:
@@ -67,7 +57,7 @@ def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict
             return math.inf
         return pair_epsilon(pair, rest)
 
-    lo, hi = _eps0_range(n, sigma, delta)
+    lo, hi = eps0_range(n, sigma, delta)
     val, e0 = _golden(f, lo, hi, iters=10)
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
 
@@ -92,7 +82,7 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
                                    max_order=4096, coarse="sparse")
         return conv.value
 
-    lo, hi = _eps0_range(n * rounds, sigma, delta)
+    lo, hi = eps0_range(n * rounds, sigma, delta)
     _, e0 = _golden(f, lo, hi, iters=8)
     val = f(e0, None)
     return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
@@ -120,13 +110,6 @@ def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> 
     return low > ask.delta if solves_eps else low >= beat
 
 
-def note_users(details: dict, m: int, n: int) -> None:
-    """Label an outcome whose pair was built for m < n users (valid: more users only help,
-    the others' reports can be simulated)."""
-    if m < n:
-        details["evaluated_at_n"] = m
-        details["coarse"] = (f"pair built for n' = {m:.0e} of the {n:.3g} users "
-                             "(valid: more users only help)")
 
 
 def _finite_or_refuse(v: float, sigma: float) -> None:

@@ -20,6 +20,7 @@ from .._lazy import special  # scipy.special on first use (import time)
 
 from ..numerics import round_up
 from ._common import ldp_reason
+from ._common import participation
 from .base import Bound, register
 
 
@@ -38,20 +39,18 @@ class Trivial(Bound):
         return "any eps0-LDP randomizer"
 
     def rdp(self, proto, orders):
-        from .sampled import mixture_rdp, participation
+        from ..pairs.hidden import mixture_rdp
         e0 = proto.eps0
         lam = np.asarray(orders, dtype=float)
         return round_up(mixture_rdp(participation(proto), lam, np.minimum(e0, lam * e0 * e0 / 2.0)))
 
     def delta_one(self, proto, eps):
-        from .sampled import participation
         e0 = proto.eps0
         if eps >= e0:
             return 0.0
         return float(round_up(participation(proto) * -math.expm1(eps - e0) * special.expit(e0)))
 
     def epsilon_one(self, proto, delta):
-        from .sampled import participation
         e0 = proto.eps0
         s = float(special.expit(e0)) * participation(proto)
         if delta >= s:

@@ -58,7 +58,7 @@ from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, bin
 from .clone import conditional_hockey
 from .law import Bias, CloneLaw
 
-__all__ = ["HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
+__all__ = ["mixture_rdp", "HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
            "hidden_pld_atoms", "hidden_cells", "EXACT_N"]
 
 #: Check-in protocols with n up to this are enumerated cell by cell (the exact law).
@@ -693,3 +693,22 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
         g += float(np.dot(tail_cell, np.expm1(np.minimum(a * lmax_cell, 700.0))))
         out[i] = math.log1p(max(g, 0.0)) / a
     return round_up(out)
+
+
+def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
+    """RDP of "take part w.p. γ, else send nothing" for a mechanism with RDP ε(λ).
+
+    ⊥ is an atom private to the victim, the same under both datasets, so
+    E_Q[(P/Q)^λ] = 1 − γ + γ e^{(λ−1)ε(λ)} (valid without any shuffle; replacement
+    adjacency). Computed as log1p(γ·expm1(x))/(λ − 1), or in log form for large x.
+    """
+    lam = np.asarray(lam, dtype=float)
+    x = (lam - 1.0) * np.asarray(eps_lam, dtype=float)
+    if gamma >= 1.0:
+        return np.asarray(eps_lam, dtype=float)
+    small = x < 30.0
+    out = np.empty(x.shape)
+    out[small] = np.log1p(gamma * np.expm1(x[small]))
+    xb = x[~small]
+    out[~small] = xb + math.log(gamma) + np.log1p((1.0 - gamma) / gamma * np.exp(-xb))
+    return out / (lam - 1.0)
