@@ -54,6 +54,13 @@ def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
     Under replace-one, bounds derived for add/remove neighbours only are left out of both
     lists (they answer another question); under add/remove every bound not derived for it
     is listed with that reason."""
+    if getattr(proto, "is_deployment", False):
+        # A bound answers plain protocols only; a deployment goes through its reductions
+        # (shuffledp.deployment). Any path that bypasses them gets no bound (never a number
+        # that silently ignores k reports, dummies or colluders).
+        return [], [(b.id, "a deployment (reports_per_user, dummies or honest set) is "
+                     "answered through shuffledp.deployment.reductions, not by a bound "
+                     "directly") for b in all_bounds()]
     ok, no = [], []
     for b in all_bounds():
         rel_why = b.relation_reason(relation, named=False)
@@ -161,6 +168,12 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
     target?"): stop at the first bound that meets it, and skip bounds that provably cannot;
     the returned value is then ≤ target exactly when the full minimum is."""
     proto = _check_proto(proto)
+    if proto.is_deployment:
+        # k reports per user, dummies, colluders: the best over the reductions to plain
+        # protocols (shuffledp.deployment, docs/deployments.md).
+        from . import deployment
+        return deployment.ask(proto, x, rounds, bound, composition, question, upper_only,
+                              lower, target, relation)
     relation = _check_relation(proto, relation)
     if bound is not None:
         bounds, skipped = [_named(proto, bound, relation)], []
@@ -417,6 +430,9 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
     rounds = v.integer("rounds", rounds, lo=1)
+    if proto.is_deployment:
+        from . import deployment        # the pointwise best over the reductions
+        return deployment.rdp(proto, lam, rounds, bound, relation)
     relation = _check_relation(proto, relation)
     adj = adjacency_text(relation)
     if bound is not None:

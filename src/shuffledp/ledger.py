@@ -469,6 +469,9 @@ class Accountant:
         merged = self._merged()
         if len(merged) == 1 and merged[0][0].is_shuffle:
             return self._one_shuffle(question, x, *merged[0])
+        if any(e.is_shuffle and e.item.is_deployment for e, _ in merged):
+            from . import deployment    # every combination of the entries' reductions
+            return deployment.ledger_ask(self, question, x)
         R = sum(e.rounds for e in self._entries)
         dref = (x if question == "epsilon" else 1e-6) / (2.0 * R)
         views = []
