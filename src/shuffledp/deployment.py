@@ -285,7 +285,7 @@ MAX_COMBINATIONS = 16
 def ledger_ask(acc, question, x):
     """Ledger.Accountant._ask with deployment entries: each combination of the entries'
     reductions is a plain ledger; the answer is the smallest, every combination shown."""
-    from .ledger import Accountant, LedgerResult
+    from .ledger import Accountant
     entries = list(acc.entries)
     choices = [reductions(e.item) if e.is_shuffle and e.item.is_deployment else [None]
                for e in entries]
@@ -313,11 +313,18 @@ def ledger_ask(acc, question, x):
             rows.append((f"[{tag}]", None, str(exc), 0.0))
             continue
         rows += [(f"[{tag}] {n}", val, why, s) for n, val, why, s in r.composers]
+        if len(r.entries) == len(entries):
+            # One line per entry as composed (each entry maps to one plain entry): say
+            # which reduction answered it and that the number is for the deployment.
+            r = replace(r, entries=tuple(
+                en if red is None else replace(en, bound=f"{red.label}/{en.bound}",
+                                               valid_for=_tag(red, en.valid_for))
+                for en, red in zip(r.entries, combo)))
+            r = replace(r, valid_for=" AND ".join(dict.fromkeys(en.valid_for
+                                                                for en in r.entries)))
         outs.append(r)
     if not outs:
         raise NotApplicableError("no combination of the deployment reductions could be "
                                  "composed: " + "; ".join(f"{n}: {w}" for n, _, w, _ in rows))
     best = min(outs, key=float)
-    return LedgerResult(best.question, best.epsilon, best.delta, best.composition, best.kind,
-                        best.valid_for, best.relation, best.entries, tuple(rows),
-                        best.share_basis, dict(best.details))
+    return replace(best, composers=tuple(rows))

@@ -78,8 +78,12 @@ class Shuffle:
         object.__setattr__(self, "dummies", v.integer("dummies", self.dummies, lo=0))
         if self.honest is not None:
             # The victim is honest, so h ≥ 1; h = n is every user honest (the default).
-            object.__setattr__(self, "honest",
-                               v.integer("honest", self.honest, lo=1, hi=n))
+            try:
+                h = v.integer("honest", self.honest, lo=1, hi=n)
+            except ValueError:
+                raise ValueError(f"honest must be an integer in [1, n={n}] (the honest users, "
+                                 f"the victim included) or None; got {self.honest!r}") from None
+            object.__setattr__(self, "honest", h)
 
     @property
     def is_deployment(self) -> bool:
