@@ -408,3 +408,16 @@ def test_sabotage_end_to_end_library_number_for_k_times_n_users_is_caught():
     _check(lambda e: mp.mpf(sd.delta(right, e).delta) * (1 + mp.mpf(10) ** -12), dep, 0.7)
     with pytest.raises(AssertionError, match="reduction below exact"):
         _check(lambda e: mp.mpf(sd.delta(wrong, e).delta), dep, 0.7)
+
+
+def test_ledger_pld_export_and_rdp_take_a_reduction():
+    p = sd.Shuffle(sd.RandomizedResponse(2.0, 10), 10_000, reports_per_user=2)
+    acc = sd.Accountant().compose(p, 3).compose(sd.Shuffle(sd.LDP(1.0), 1000), 2)
+    assert "k = 2 reports per user" in acc.rdp([2, 8]).valid_for
+    # The export is the ledger with each deployment entry as one valid reduction: its ε is
+    # at least that of the best combination (up to the grid) and a valid bound of its own.
+    pld = acc.to_dp_accounting()
+    kfold = sd.Accountant().compose(sd.Shuffle(sd.RandomizedResponse(2.0, 10), 10_000), 6) \
+        .compose(sd.Shuffle(sd.LDP(1.0), 1000), 2)
+    assert pld.get_epsilon_for_delta(1e-6) == pytest.approx(
+        kfold.to_dp_accounting().get_epsilon_for_delta(1e-6), rel=1e-12)

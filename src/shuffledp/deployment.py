@@ -328,3 +328,40 @@ def ledger_ask(acc, question, x):
                                  "composed: " + "; ".join(f"{n}: {w}" for n, _, w, _ in rows))
     best = min(outs, key=float)
     return replace(best, composers=tuple(rows))
+
+
+def _best_reduction(proto: Shuffle, rounds: int, relation: str) -> Reduction:
+    """The reduction whose answer at δ = 1e-6 is smallest (every reduction is valid; this
+    only picks the usually tightest one where a single plain protocol is needed)."""
+    from . import accountant as _acc
+    r = _acc._ask(proto, 1e-6, rounds, None, None, "epsilon", upper_only=True,
+                  relation=relation)
+    label = r.bound.split("/")[0]
+    return next(red for red in reductions(proto) if red.label == label)
+
+
+def plain_ledger(acc):
+    """The ledger with each deployment entry replaced by its best reduction (a valid plain
+    ledger: for ``to_dp_accounting``, which needs one dominating pair per entry)."""
+    from .ledger import Accountant
+    out = Accountant(pld_discretization=acc.pld_discretization, answer_only=acc.answer_only,
+                     relation=acc.relation)
+    for e in acc.entries:
+        if not (e.is_shuffle and e.item.is_deployment):
+            out.compose(e.item, e.rounds, label=e.label)
+            continue
+        red = _best_reduction(e.item, e.rounds, acc.relation)
+        for p, mult in red.parts:
+            out.compose(p, e.rounds * mult,
+                        label=f"{e.label} [reduction {red.label}: {p.describe()}]")
+    return out
+
+
+def valid_for(proto: Shuffle, relation: str = "replace_one") -> str:
+    """What an RDP answer for a deployment entry holds for (the ledger's static label)."""
+    from .ledger import Entry, _valid_for_static
+    # The same choice as a plain entry's (the shortest, i.e. narrowest, class text), over
+    # the reductions: a pointwise minimum holds only for the narrowest class among them.
+    vf, red = min(((_valid_for_static(Entry(red.protocol, 1, ""), relation), red)
+                   for red in reductions(proto)), key=lambda t: len(t[0]))
+    return _tag(red, vf)

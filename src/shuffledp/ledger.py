@@ -582,6 +582,9 @@ class Accountant:
         on the grid ``discretization``; see ``shuffledp.to_dp_accounting``), under the
         ledger's relation: compose it with PLDs of the same ``NeighboringRelation``."""
         self._need_entries()
+        if any(e.is_shuffle and e.item.is_deployment for e in self._entries):
+            from . import deployment    # each deployment entry as its best reduction
+            return deployment.plain_ledger(self).to_dp_accounting(discretization=discretization)
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
         parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R), self.relation, e.rounds)
@@ -675,6 +678,9 @@ def _split_share(share, rounds: int, total: int):
 
 
 def _valid_for_static(e: Entry, relation: str = "replace_one") -> str:
+    if e.is_shuffle and e.item.is_deployment:
+        from . import deployment
+        return deployment.valid_for(e.item, relation)
     if e.is_shuffle:
         from .accountant import applicable
         ok, _ = applicable(e.item, relation)
