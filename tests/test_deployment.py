@@ -421,3 +421,47 @@ def test_ledger_pld_export_and_rdp_take_a_reduction():
         .compose(sd.Shuffle(sd.LDP(1.0), 1000), 2)
     assert pld.get_epsilon_for_delta(1e-6) == pytest.approx(
         kfold.to_dp_accounting().get_epsilon_for_delta(1e-6), rel=1e-12)
+
+
+def _doc(name):
+    from pathlib import Path
+    return (Path(__file__).resolve().parents[1] / "docs" / name).read_text()
+
+
+def _route(r, prefix):
+    return min(c.epsilon for c in r.candidates
+               if c.bound.startswith(prefix + "/") and c.kind == "upper" and c.default)
+
+
+def test_documented_numbers_are_what_the_library_computes():
+    """The must-show numbers of issue 29 as printed in docs/ (4 significant digits)."""
+    page = _doc("reports-per-user.md")
+    rr = sd.RandomizedResponse(2.0, 10)
+    for k, ans, kf, prod, bad in ((2, 0.03372, 0.03372, 0.1698, 0.01588),
+                                  (4, 0.04891, 0.04891, 2.189, 0.01089)):
+        r = sd.epsilon(sd.Shuffle(rr, 100_000, reports_per_user=k), 1e-6)
+        assert r.bound == "k-fold/blanket"
+        for got, want in ((r.epsilon, ans), (_route(r, "k-fold"), kf),
+                          (_route(r, "product"), prod),
+                          (sd.epsilon(sd.Shuffle(rr, k * 100_000), 1e-6).epsilon, bad)):
+            assert got == pytest.approx(want, rel=6e-4) and f"{want:g}" in page
+        # The invalid number is below the answer: what not to quote.
+        assert bad < ans
+    assert sd.epsilon(sd.Shuffle(rr, 100_000), 1e-6).epsilon == pytest.approx(0.02311, rel=6e-4)
+    page = _doc("dummies.md")
+    rr = sd.RandomizedResponse(4.0, 100)
+    today = sd.epsilon(sd.Shuffle(rr, 1000), 1e-6).epsilon
+    assert sd.epsilon(sd.Shuffle(rr, 1000, dummies=0), 1e-6).epsilon == today
+    for D, want in ((0, 0.7613), (1000, 0.5415), (10_000, 0.2222)):
+        got = sd.epsilon(sd.Shuffle(rr, 1000, dummies=D), 1e-6).epsilon
+        assert got == pytest.approx(want, rel=6e-4) and f"{want:g}" in page
+    page = _doc("colluders.md")
+    today = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10**6), 1e-6).epsilon
+    prev = 0.0
+    for h, want in ((10**6, 0.004335), (9 * 10**5, 0.004594), (10**5, 0.01528)):
+        got = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10**6, honest=h), 1e-6).epsilon
+        assert got == pytest.approx(want, rel=6e-4) and f"{want:g}" in page
+        assert got > prev
+        prev = got
+        if h == 10**6:
+            assert got == today

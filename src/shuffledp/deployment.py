@@ -128,7 +128,9 @@ def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
             lower = None
     if k == 1:
         p = Shuffle(mech, h + extra, sampling=samp)
-        label = "+".join(x for x, on in (("honest", h != proto.n), ("dummies", D)) if on)
+        label = "+".join(x for x, on in (("honest", h != proto.n),
+                                          ("dummies" if samp is None else "dummies-not-counted",
+                                           D)) if on)
         return [Reduction(label, ((p, 1),), "; ".join(what), "; ".join(steps), lower)], refused
     what.append(f"k = {k} reports per user (same value or k values of the user)")
     per = D // k if samp is None else 0
