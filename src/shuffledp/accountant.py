@@ -172,8 +172,8 @@ def _ask(proto, x, rounds, bound, composition, question, upper_only=False, lower
         # k reports per user, dummies, colluders: the best over the reductions to plain
         # protocols (shuffledp.deployment, docs/deployments.md).
         from . import deployment
-        return deployment.ask(proto, x, rounds, bound, composition, question, upper_only,
-                              lower, target, relation)
+        return deployment.ask(_ask, proto, x, rounds, bound, composition, question,
+                              upper_only, lower, target, relation)
     relation = _check_relation(proto, relation)
     if bound is not None:
         bounds, skipped = [_named(proto, bound, relation)], []
@@ -432,7 +432,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     rounds = v.integer("rounds", rounds, lo=1)
     if proto.is_deployment:
         from . import deployment        # the pointwise best over the reductions
-        return deployment.rdp(proto, lam, rounds, bound, relation)
+        return deployment.rdp(rdp, proto, lam, rounds, bound, relation)
     relation = _check_relation(proto, relation)
     adj = adjacency_text(relation)
     if bound is not None:

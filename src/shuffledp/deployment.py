@@ -190,11 +190,11 @@ def _tag(red: Reduction, text: str) -> str:
 # The accountant's entry points (called at the top of accountant._ask / accountant.rdp and
 # ledger.Accountant._ask for a protocol with a deployment field set).
 # ---------------------------------------------------------------------------------------
-def ask(proto: Shuffle, x, rounds, bound, composition, question, upper_only=False,
-        lower=True, target=None, relation="replace_one"):
+def ask(plain_ask, proto: Shuffle, x, rounds, bound, composition, question,
+        upper_only=False, lower=True, target=None, relation="replace_one"):
     """accountant._ask for a deployment: the best over its reductions, every candidate
-    labelled '<reduction>/<bound>'."""
-    from . import accountant as _acc
+    labelled '<reduction>/<bound>'. ``plain_ask`` is accountant._ask (passed in: this module
+    sits below the accountant and the ledger and imports neither)."""
     from .bounds.base import CannotBeat
     from .results import Candidate, Result
     reds = reductions(proto)
@@ -204,7 +204,7 @@ def ask(proto: Shuffle, x, rounds, bound, composition, question, upper_only=Fals
     for red in reds:
         p, mult = red.protocol, red.multiplier
         try:
-            r = _acc._ask(p, x, rounds * mult, bound, composition, question,
+            r = plain_ask(p, x, rounds * mult, bound, composition, question,
                           upper_only=upper_only, lower=lower, target=target, relation=relation)
         except CannotBeat as exc:
             floors.append(exc.floor)
@@ -233,7 +233,9 @@ def ask(proto: Shuffle, x, rounds, bound, composition, question, upper_only=Fals
     if not ups:
         if target is not None and floors:
             raise CannotBeat(min(floors), target)
-        raise NotApplicableError(f"no valid upper bound applies to {proto.describe()}: "
+        head = (f"bound {bound!r} does not apply to any reduction of" if bound is not None
+                else "no valid upper bound applies to")
+        raise NotApplicableError(f"{head} {proto.describe()}: "
                                  + "; ".join(f"{b}: {w}" for b, w in skipped))
     ch = min(ups, key=val)
     from .relations import adjacency_text
@@ -242,17 +244,16 @@ def ask(proto: Shuffle, x, rounds, bound, composition, question, upper_only=Fals
                   adjacency=adjacency_text(relation), relation=relation)
 
 
-def rdp(proto: Shuffle, lam, rounds, bound, relation):
+def rdp(plain_rdp, proto: Shuffle, lam, rounds, bound, relation):
     """accountant.rdp for a deployment: the pointwise minimum over its reductions (each
-    reduction's RDP curve times its rounds multiplier)."""
-    from . import accountant as _acc
+    reduction's RDP curve times its rounds multiplier); ``plain_rdp`` is accountant.rdp."""
     from .results import SCOPE_RANK, RdpCurve
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
     curves, skipped = {}, dict(refusals(proto))
     for red in reductions(proto):
         try:
-            c = _acc.rdp(red.protocol, lam, rounds=rounds * red.multiplier, bound=bound,
+            c = plain_rdp(red.protocol, lam, rounds=rounds * red.multiplier, bound=bound,
                          relation=relation)
         except NotApplicableError as exc:
             skipped[red.label] = str(exc)
@@ -287,7 +288,7 @@ MAX_COMBINATIONS = 16
 def ledger_ask(acc, question, x):
     """Ledger.Accountant._ask with deployment entries: each combination of the entries'
     reductions is a plain ledger; the answer is the smallest, every combination shown."""
-    from .ledger import Accountant
+    Accountant = type(acc)      # the ledger class, passed in (no import of ledger here)
     entries = list(acc.entries)
     choices = [reductions(e.item) if e.is_shuffle and e.item.is_deployment else [None]
                for e in entries]
@@ -332,38 +333,36 @@ def ledger_ask(acc, question, x):
     return replace(best, composers=tuple(rows))
 
 
-def _best_reduction(proto: Shuffle, rounds: int, relation: str) -> Reduction:
+def _best_reduction(plain_ask, proto: Shuffle, rounds: int, relation: str) -> Reduction:
     """The reduction whose answer at δ = 1e-6 is smallest (every reduction is valid; this
     only picks the usually tightest one where a single plain protocol is needed)."""
-    from . import accountant as _acc
-    r = _acc._ask(proto, 1e-6, rounds, None, None, "epsilon", upper_only=True,
-                  relation=relation)
+    r = ask(plain_ask, proto, 1e-6, rounds, None, None, "epsilon", upper_only=True,
+            relation=relation)
     label = r.bound.split("/")[0]
     return next(red for red in reductions(proto) if red.label == label)
 
 
-def plain_ledger(acc):
+def plain_ledger(acc, plain_ask):
     """The ledger with each deployment entry replaced by its best reduction (a valid plain
     ledger: for ``to_dp_accounting``, which needs one dominating pair per entry)."""
-    from .ledger import Accountant
-    out = Accountant(pld_discretization=acc.pld_discretization, answer_only=acc.answer_only,
+    out = type(acc)(pld_discretization=acc.pld_discretization, answer_only=acc.answer_only,
                      relation=acc.relation)
     for e in acc.entries:
         if not (e.is_shuffle and e.item.is_deployment):
             out.compose(e.item, e.rounds, label=e.label)
             continue
-        red = _best_reduction(e.item, e.rounds, acc.relation)
+        red = _best_reduction(plain_ask, e.item, e.rounds, acc.relation)
         for p, mult in red.parts:
             out.compose(p, e.rounds * mult,
                         label=f"{e.label} [reduction {red.label}: {p.describe()}]")
     return out
 
 
-def valid_for(proto: Shuffle, relation: str = "replace_one") -> str:
-    """What an RDP answer for a deployment entry holds for (the ledger's static label)."""
-    from .ledger import Entry, _valid_for_static
+def valid_for(proto: Shuffle, plain_valid_for) -> str:
+    """What an RDP answer for a deployment entry holds for (the ledger's static label);
+    ``plain_valid_for(protocol)`` is that label for a plain protocol."""
     # The same choice as a plain entry's (the shortest, i.e. narrowest, class text), over
     # the reductions: a pointwise minimum holds only for the narrowest class among them.
-    vf, red = min(((_valid_for_static(Entry(red.protocol, 1, ""), relation), red)
+    vf, red = min(((plain_valid_for(red.protocol), red)
                    for red in reductions(proto)), key=lambda t: len(t[0]))
     return _tag(red, vf)

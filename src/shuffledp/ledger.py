@@ -584,7 +584,9 @@ class Accountant:
         self._need_entries()
         if any(e.is_shuffle and e.item.is_deployment for e in self._entries):
             from . import deployment    # each deployment entry as its best reduction
-            return deployment.plain_ledger(self).to_dp_accounting(discretization=discretization)
+            from .accountant import _ask as plain_ask
+            return deployment.plain_ledger(self, plain_ask).to_dp_accounting(
+                discretization=discretization)
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
         parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R), self.relation, e.rounds)
@@ -680,7 +682,8 @@ def _split_share(share, rounds: int, total: int):
 def _valid_for_static(e: Entry, relation: str = "replace_one") -> str:
     if e.is_shuffle and e.item.is_deployment:
         from . import deployment
-        return deployment.valid_for(e.item, relation)
+        return deployment.valid_for(
+            e.item, lambda p: _valid_for_static(Entry(p, 1, ""), relation))
     if e.is_shuffle:
         from .accountant import applicable
         ok, _ = applicable(e.item, relation)
