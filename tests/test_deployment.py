@@ -465,3 +465,14 @@ def test_documented_numbers_are_what_the_library_computes():
         prev = got
         if h == 10**6:
             assert got == today
+
+
+def test_calibration_through_a_ledger_factory():
+    make = lambda e0: sd.Accountant().compose(  # noqa: E731
+        sd.Shuffle(sd.LDP(e0), 10_000, reports_per_user=2), 10)
+    c = sd.calibrate.calibrate(make, 1.0, 1e-6, parameter="eps0", increasing=True)
+    p = sd.Shuffle(sd.LDP(c.value), 10_000, reports_per_user=2)
+    assert sd.epsilon(p, 1e-6, rounds=10).epsilon <= 1.0
+    # Two reports per user cost privacy: one report per user affords a larger eps0.
+    one = sd.calibrate.eps0(10_000, 1.0, 1e-6, rounds=10)
+    assert one.value > c.value

@@ -548,6 +548,8 @@ def _gaussian_baselines(proto, a):
     """
     if not isinstance(proto.mechanism, Gaussian) or isinstance(proto.sampling, WithoutReplacement):
         return None
+    if proto.is_deployment:
+        return None         # one central query per round is not the deployment's baseline
     q = proto.sampling.rate if isinstance(proto.sampling, CheckIn) else 1.0
     if q == 1.0:
         # No sampling: the composed Gaussian is exact in closed form (no dp_accounting,

@@ -92,10 +92,6 @@ class Shuffle:
         return (self.reports_per_user != 1 or self.dummies != 0
                 or (self.honest is not None and self.honest != self.n))
 
-    def plain(self) -> "Shuffle":
-        """The same round with every deployment field at its default."""
-        return Shuffle(self.mechanism, self.n, sampling=self.sampling)
-
     def __repr__(self) -> str:
         # Deployment fields only when set, so plain protocols print as they always did.
         s = f"Shuffle(mechanism={self.mechanism!r}, n={self.n!r}, sampling={self.sampling!r}"
