@@ -60,6 +60,13 @@ def _ask(proto, ask: Ask, rounds, *, bound=None, composition=None, upper_only=Fa
          lower=True, target=None, relation=REPLACE_ONE) -> Result:
     """``select`` after the protocol and relation checks (the public questions' common path)."""
     proto = _check_proto(proto)
+    if proto.is_deployment:
+        # k reports per user, dummies, colluders: the best over the reductions to plain
+        # protocols (shuffledp.deployment, docs/deployments.md).
+        from . import deployment
+        return deployment.ask(_ask, proto, ask, rounds, bound=bound, composition=composition,
+                              upper_only=upper_only, lower=lower, target=target,
+                              relation=relation)
     relation = _check_relation(proto, relation)
     return select(proto, ask, rounds, bound=bound, composition=composition,
                   upper_only=upper_only, lower=lower, target=target, relation=relation)
@@ -203,6 +210,9 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
     rounds = v.integer("rounds", rounds, lo=1)
+    if proto.is_deployment:
+        from . import deployment        # the pointwise best over the reductions
+        return deployment.rdp(rdp, proto, lam, rounds, bound, relation)
     relation = _check_relation(proto, relation)
     adj = adjacency_text(relation)
     if bound is not None:

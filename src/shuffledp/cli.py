@@ -68,7 +68,10 @@ def _protocol_inputs(p: Shuffle) -> dict:
         sampling = {"sample_size": p.sampling.size}
     else:
         sampling = None
-    return {"n": p.n, "mechanism": mech, "sampling": sampling}
+    out = {"n": p.n, "mechanism": mech, "sampling": sampling}
+    if p.is_deployment:
+        out.update(reports_per_user=p.reports_per_user, dummies=p.dummies, honest=p.honest)
+    return out
 
 
 def _version() -> str:
@@ -291,9 +294,15 @@ def protocol_from_args(a) -> Shuffle:
     mech = mechanism_from_spec(_mechanism_spec(a), a.eps0)
     sampling = sampling_from_args(a)
     try:
-        return Shuffle(mech, n=a.n, sampling=sampling)
+        return Shuffle(mech, n=a.n, sampling=sampling,
+                       reports_per_user=getattr(a, "reports_per_user", 1),
+                       dummies=getattr(a, "dummies", 0), honest=getattr(a, "honest", None))
     except ValueError as exc:
-        raise _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n") from None
+        exc = _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n")
+        for internal, flag in (("reports_per_user", "--reports-per-user"),
+                               ("dummies", "--dummies"), ("honest", "--honest")):
+            exc = _as_flag(exc, internal, flag)
+        raise exc from None
 
 
 def _mechanism_spec(a) -> str:
@@ -406,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_COMPOSITION_HELP)
     _add_lower(p)
     _add_relation(p)
+    _add_deployment(p)
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
                        formatter_class=fmt,
@@ -419,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_COMPOSITION_HELP)
     _add_lower(p)
     _add_relation(p)
+    _add_deployment(p)
 
     p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
                        epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
@@ -426,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--orders", required=True,
                    help="comma-separated Renyi orders > 1, e.g. --orders 2,3,4.5")
     _add_relation(p)
+    _add_deployment(p)
 
     p = sub.add_parser("bounds", help="list every bound with its kind, class and reference",
                        formatter_class=fmt,
@@ -442,6 +454,22 @@ def _add_lower(p):
     p.add_argument("--lower", action="store_true",
                    help="also compute lower bounds, estimates and comparison-only bounds "
                         "(slower; by default only the bounds that can be the answer)")
+
+
+def _add_deployment(p):
+    # Only on epsilon / delta / rdp, whose protocol_from_args reads them: a command that
+    # ignored them would answer another protocol without saying so.
+    p.add_argument("--reports-per-user", type=_int_like, default=1, metavar="K",
+                   help="each user sends K reports, all shuffled together (default 1), e.g. "
+                        "--reports-per-user 4 (docs/deployments.md)")
+    p.add_argument("--dummies", type=_int_like, default=0, metavar="D",
+                   help="D extra reports per round on public inputs fixed in advance, "
+                        "randomized where the adversary cannot see (default 0), e.g. "
+                        "--dummies 1000")
+    p.add_argument("--honest", type=_int_like, default=None, metavar="H",
+                   help="only H of the n users are honest (the victim included); the others "
+                        "collude and their reports are known (default: all n), e.g. "
+                        "--honest 9e5")
 
 
 def _add_relation(p):
@@ -520,6 +548,8 @@ def _gaussian_baselines(proto, a):
     """
     if not isinstance(proto.mechanism, Gaussian) or isinstance(proto.sampling, WithoutReplacement):
         return None
+    if proto.is_deployment:
+        return None         # one central query per round is not the deployment's baseline
     q = proto.sampling.rate if isinstance(proto.sampling, CheckIn) else 1.0
     if q == 1.0:
         # No sampling: the composed Gaussian is exact in closed form (no dp_accounting,

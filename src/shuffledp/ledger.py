@@ -470,6 +470,9 @@ class Accountant:
         merged = self._merged()
         if len(merged) == 1 and merged[0][0].is_shuffle:
             return self._one_shuffle(ask, *merged[0])
+        if any(e.is_shuffle and e.item.is_deployment for e, _ in merged):
+            from . import deployment    # every combination of the entries' reductions
+            return deployment.ledger_ask(self, ask)
         R = sum(e.rounds for e in self._entries)
         dref = (ask.delta if isinstance(ask, EpsilonAt) else 1e-6) / (2.0 * R)
         views = []
@@ -548,6 +551,11 @@ class Accountant:
         on the grid ``discretization``; see ``shuffledp.to_dp_accounting``), under the
         ledger's relation: compose it with PLDs of the same ``NeighboringRelation``."""
         self._need_entries()
+        if any(e.is_shuffle and e.item.is_deployment for e in self._entries):
+            from . import deployment    # each deployment entry as its best reduction
+            from .accountant import _ask as plain_ask
+            return deployment.plain_ledger(self, plain_ask).to_dp_accounting(
+                discretization=discretization)
         from .composers.pld import compose_parts
         R = sum(e.rounds for e in self._entries)
         parts = [((_ShuffleEntryViews(e.item, 1e-6 / (2.0 * R), self.relation, e.rounds)
@@ -641,6 +649,10 @@ def _split_share(share, rounds: int, total: int):
 
 
 def _valid_for_static(e: Entry, relation: str = "replace_one") -> str:
+    if e.is_shuffle and e.item.is_deployment:
+        from . import deployment
+        return deployment.valid_for(
+            e.item, lambda p: _valid_for_static(Entry(p, 1, ""), relation))
     if e.is_shuffle:
         from .accountant import applicable
         ok, _ = applicable(e.item, relation)

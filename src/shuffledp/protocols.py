@@ -38,11 +38,26 @@ class Shuffle:
     """One round: n users each run ``mechanism`` once, a shuffler permutes the reports.
 
     Neighbouring datasets differ in one user's value (replacement), same n.
+
+    Deployments as they run (docs/deployments.md), all answered through the reductions of
+    ``shuffledp.deployment`` to plain single-report protocols:
+
+    * ``reports_per_user = k``: every user sends k reports, each the mechanism applied to
+      the user's data (the same value k times, or k values of the user), all k·n shuffled
+      together; the user's whole data is what a neighbour replaces.
+    * ``dummies = D``: D extra reports per round, each the mechanism applied to an input
+      fixed in advance, public and independent of the data, randomized where the adversary
+      does not see it (by the shuffler or the users); bounds hold for any such inputs.
+    * ``honest = h``: only h users (the victim included) are honest; the n − h others
+      collude with the adversary, who knows their inputs and reports. ``None``: all n.
     """
 
     mechanism: Mechanism
     n: int
     sampling: Sampling | None = None
+    reports_per_user: int = 1
+    dummies: int = 0
+    honest: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.mechanism, LocalRandomizer + (Gaussian,)):
@@ -58,6 +73,35 @@ class Shuffle:
             if isinstance(self.sampling, WithoutReplacement) and self.sampling.size > n:
                 raise ValueError(f"sampling.size must be an integer in [1, n={n}]; "
                                  f"got {self.sampling.size!r}")
+        object.__setattr__(self, "reports_per_user",
+                           v.integer("reports_per_user", self.reports_per_user, lo=1))
+        object.__setattr__(self, "dummies", v.integer("dummies", self.dummies, lo=0))
+        if self.honest is not None:
+            # The victim is honest, so h ≥ 1; h = n is every user honest (the default).
+            try:
+                h = v.integer("honest", self.honest, lo=1, hi=n)
+            except ValueError:
+                raise ValueError(f"honest must be an integer in [1, n={n}] (the honest users, "
+                                 f"the victim included) or None; got {self.honest!r}") from None
+            object.__setattr__(self, "honest", h)
+
+    @property
+    def is_deployment(self) -> bool:
+        """True when a deployment field is set (k > 1 reports, dummies, or fewer honest users
+        than n): the bounds answer it through ``shuffledp.deployment`` reductions."""
+        return (self.reports_per_user != 1 or self.dummies != 0
+                or (self.honest is not None and self.honest != self.n))
+
+    def __repr__(self) -> str:
+        # Deployment fields only when set, so plain protocols print as they always did.
+        s = f"Shuffle(mechanism={self.mechanism!r}, n={self.n!r}, sampling={self.sampling!r}"
+        if self.reports_per_user != 1:
+            s += f", reports_per_user={self.reports_per_user!r}"
+        if self.dummies:
+            s += f", dummies={self.dummies!r}"
+        if self.honest is not None:
+            s += f", honest={self.honest!r}"
+        return s + ")"
 
     @property
     def eps0(self) -> float | None:
@@ -70,4 +114,11 @@ class Shuffle:
             s += f", check-in rate {self.sampling.rate:g}"
         elif isinstance(self.sampling, WithoutReplacement):
             s += f", {self.sampling.size} users sampled per round"
+        if self.reports_per_user != 1:
+            s += f", {self.reports_per_user} reports per user shuffled together"
+        if self.dummies:
+            s += f", {self.dummies} dummy reports on public inputs"
+        if self.honest is not None and self.honest != self.n:
+            s += (f", {self.honest} honest users (the other {self.n - self.honest} collude "
+                  "with the adversary)")
         return s

@@ -153,6 +153,13 @@ def applicable(proto, relation: str = REPLACE_ONE) -> tuple[list, list]:
     Under replace-one, bounds derived for add/remove neighbours only are left out of both
     lists (they answer another question); under add/remove every bound not derived for it
     is listed with that reason."""
+    if getattr(proto, "is_deployment", False):
+        # A bound answers plain protocols only; a deployment goes through its reductions
+        # (shuffledp.deployment). Any path that bypasses them gets no bound (never a number
+        # that silently ignores k reports, dummies or colluders).
+        return [], [(b.id, "a deployment (reports_per_user, dummies or honest set) is "
+                     "answered through shuffledp.deployment.reductions, not by a bound "
+                     "directly") for b in all_bounds()]
     ok, no = [], []
     for b in all_bounds():
         rel_why = b.relation_reason(relation, named=False)

@@ -5,7 +5,8 @@ Records <-> plain dicts, both ways, with no maths: ``{"type": "rr", "eps0": 2.0,
 ``ldp`` (eps0), ``rr`` (eps0, k), ``matrix`` (matrix, optional eps0), ``gaussian``
 (``sigma`` per unit ℓ2 diameter and/or ``noise_multiplier`` = 2·sigma), and the encoders ``oue``, ``rappor`` (alias ``sue``), ``hr`` (alias ``hadamard``),
 ``olh`` (alias ``blh``), each with eps0 and d (the domain size), the names of the CLI's
-``oue:D``. Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``.
+``oue:D``. Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``. Deployments
+(docs/deployments.md): optional ``reports_per_user``, ``dummies``, ``honest`` beside ``n``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def proto_to_dict(p: Shuffle) -> dict:
         d["sampling"] = {"checkin": p.sampling.rate}
     elif isinstance(p.sampling, WithoutReplacement):
         d["sampling"] = {"without_replacement": p.sampling.size}
+    # Deployment fields only when set (docs/deployments.md), so plain files stay as they were.
+    if p.reports_per_user != 1:
+        d["reports_per_user"] = p.reports_per_user
+    if p.dummies:
+        d["dummies"] = p.dummies
+    if p.honest is not None:
+        d["honest"] = p.honest
     return d
 
 
@@ -86,7 +94,13 @@ def proto_from_dict(d) -> Shuffle:
             raise ValueError("sampling must be {checkin = RATE} or {without_replacement = SIZE}; "
                              f"got {s!r}")
         samp = CheckIn(s["checkin"]) if "checkin" in s else WithoutReplacement(s["without_replacement"])
-    return Shuffle(mechanism_from_dict(d["mechanism"]), n=d["n"], sampling=samp)
+    unknown = set(d) - {"n", "mechanism", "sampling", "reports_per_user", "dummies", "honest"}
+    if unknown:
+        raise ValueError("shuffle keys must be among n, mechanism, sampling, reports_per_user, "
+                         f"dummies, honest; got {', '.join(sorted(unknown))}")
+    return Shuffle(mechanism_from_dict(d["mechanism"]), n=d["n"], sampling=samp,
+                   reports_per_user=d.get("reports_per_user", 1), dummies=d.get("dummies", 0),
+                   honest=d.get("honest"))
 
 
 def _gaussian_from_dict(d: dict) -> Gaussian:

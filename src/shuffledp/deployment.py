@@ -1,0 +1,368 @@
+"""Deployments as they run: several reports per user, dummy reports, colluding users.
+
+A ``Shuffle`` with ``reports_per_user``, ``dummies`` or ``honest`` set is answered by
+*reductions* to plain single-report protocols that the bounds already answer: each
+``Reduction`` names plain protocols and how many times each is composed per round, and why
+the deployment is a post-processing of (or equal to) them. The accountant asks every valid
+reduction and answers with the smallest certified upper bound, every candidate labelled by
+its reduction (docs/deployments.md has the arguments and worked examples).
+
+The arguments, for replace-one neighbours (the victim's whole data replaced):
+
+* **honest = h** — the adversary knows the n − h colluders' inputs and reports; the view
+  (all n reports shuffled, the colluders' reports) is in one-to-one correspondence with
+  (the h honest reports shuffled, the colluders' reports), and the colluders' reports are
+  independent of the honest data. So the deployment leaks exactly what ``Shuffle(R, h)``
+  leaks on the honest users' data, and every bound (a supremum over the h − 1 honest
+  others' inputs) holds: upper and lower bounds alike.
+* **dummies = D** (no sampling) — a dummy report is the mechanism on a public input: a
+  user whose input is fixed. The deployment on (data, dummy inputs) is ``Shuffle(R, n+D)``
+  on a dataset of n + D users; its upper bounds hold for every dataset, hence for every
+  choice of dummy inputs (the clone reduction: D more users who may be clones; the
+  blanket: D more blanket draws). A lower bound of ``Shuffle(R, n+D)`` is what the worst
+  choice of dummy inputs leaks, not a lower bound for a given choice. With sampling the
+  dummies are not sampled and the sampled bounds do not count always-present reports;
+  the deployment is a post-processing of the round without dummies (the shuffler could add
+  them itself), and that is the bound given.
+* **reports_per_user = k** — (a) the joint shuffle of the k·n reports is a post-processing
+  of k separate single-report shuffles (merge the k multisets), so the k-fold adaptive
+  composition of ``Shuffle(R, n)`` holds (rounds × k); not with sampling: the k
+  sub-shuffles would share one participation draw, which composition does not allow.
+  (b) the user's k-tuple is one report of the product randomizer, kε0-LDP (for the
+  Gaussian: the same σ over a diameter √k, i.e. ``Gaussian(σ/√k)`` per unit diameter); the
+  tuple-level shuffle flattened is the joint shuffle, so ``Shuffle(LDP(k·ε0), n)`` holds,
+  with the same sampling. D dummies add ⌊D/k⌋ users to either route (dummies split into
+  groups or packed into tuples; the rest added by post-processing).
+
+Reductions chain: honest first (n → h), then dummies, then k.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import NotApplicableError
+from .mechanisms import LDP, Gaussian
+from .protocols import Shuffle, WithoutReplacement
+from .views import EpsilonAt
+
+__all__ = ["Reduction", "reductions", "refusals", "plan"]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A deployment mapped to plain single-report protocols.
+
+    ``parts``: ((plain protocol, rounds multiplier), ...): one round of the deployment is
+    (ε, δ)-bounded by the adaptive composition of ``multiplier`` rounds of each protocol.
+    ``valid_for``: what the answer holds for (h honest users, D dummies, k reports);
+    ``reason``: the argument. ``lower``: what a lower bound of the plain protocol means for
+    the deployment, or None when it means nothing (the reduction is only an upper bound).
+    """
+
+    label: str
+    parts: tuple
+    valid_for: str
+    reason: str
+    lower: str | None = None
+
+    @property
+    def protocol(self) -> Shuffle:
+        return self.parts[0][0]
+
+    @property
+    def multiplier(self) -> int:
+        return self.parts[0][1]
+
+
+def _honest(proto: Shuffle) -> int:
+    return proto.n if proto.honest is None else proto.honest
+
+
+def _product_mechanism(mech, k: int):
+    """The k-fold product randomizer's class: LDP(k·ε0), or the Gaussian with σ/√k per unit
+    diameter (k vectors each moving by ≤ 1 move the tuple by ≤ √k in ℓ2)."""
+    if isinstance(mech, Gaussian):
+        return Gaussian(mech.sigma / math.sqrt(k))
+    return LDP(k * mech.eps0)
+
+
+def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
+    """(valid reductions of ``proto``, [(route, why it is not offered)])."""
+    if not isinstance(proto, Shuffle):
+        raise ValueError(f"protocol must be a Shuffle(...); got {proto!r}")
+    mech, samp, k, D = proto.mechanism, proto.sampling, proto.reports_per_user, proto.dummies
+    h = _honest(proto)
+    refused: list[tuple[str, str]] = []
+    what, steps = [], []
+    if h != proto.n:
+        if isinstance(samp, WithoutReplacement):
+            return [], [("honest", "honest < n with sampling without replacement: the number "
+                         "of honest users sampled is random (hypergeometric), so no single plain "
+                         "protocol describes the honest part; use CheckIn sampling or no "
+                         "sampling")]
+        what.append(f"{h} honest users of n = {proto.n} (the {proto.n - h} others collude and "
+                    "their reports are known)")
+        steps.append(f"honest: the n − h = {proto.n - h} colluders' reports are known and "
+                     f"subtracted; what is left is the shuffle of the h = {h} honest users' "
+                     "reports, whose bounds hold for any inputs of the h − 1 honest others")
+    extra = 0
+    lower = "a lower bound for these h honest users" if h != proto.n else "a lower bound"
+    if D:
+        what.append(f"D = {D} dummy reports on public inputs (any choice)")
+        if samp is None:
+            extra = D
+            steps.append(f"dummies: the {D} dummy reports are users with fixed public inputs; "
+                         "bounds valid for any inputs of the others count them as others")
+            lower = "a lower bound for the worst choice of dummy inputs"
+        else:
+            steps.append(f"dummies: not counted: with sampling the {D} always-present dummies "
+                         "are not users of a sampled round; the round without dummies bounds "
+                         "it (the shuffler could add them itself: post-processing)")
+            refused.append(("dummies", "with sampling the always-present dummies are not "
+                            "counted (no valid argument counts them among sampled users); "
+                            "the bound is that of the round without dummies"))
+            lower = None
+    if k == 1:
+        p = Shuffle(mech, h + extra, sampling=samp)
+        label = "+".join(x for x, on in (("honest", h != proto.n),
+                                          ("dummies" if samp is None else "dummies-not-counted",
+                                           D)) if on)
+        return [Reduction(label, ((p, 1),), "; ".join(what), "; ".join(steps), lower)], refused
+    what.append(f"k = {k} reports per user (same value or k values of the user)")
+    per = D // k if samp is None else 0
+    reds = []
+    if samp is None:
+        steps_a = steps + [f"k-fold: the joint shuffle of the {k} reports per user is a "
+                           f"post-processing of {k} single-report shuffles (merge the multisets), "
+                           f"so {k}-fold adaptive composition holds"
+                           + (f"; the {D} dummies split into {k} groups of at least {per}"
+                              if D else "")]
+        reds.append(Reduction("k-fold", ((Shuffle(mech, h + per), k),), "; ".join(what),
+                              "; ".join(steps_a), None))
+    else:
+        refused.append(("k-fold", f"with sampling the {k} sub-shuffles share one participation "
+                        "draw, so they are not independent rounds and their composition is "
+                        "not a bound; the product route answers"))
+    try:
+        pm = _product_mechanism(mech, k)
+    except ValueError as exc:
+        refused.append(("product", f"the product randomizer is outside the library's range: {exc}"))
+    else:
+        unit = ("the Gaussian with sigma/sqrt(k) per unit diameter" if isinstance(mech, Gaussian)
+                else f"a {k}x{mech.eps0:g} = {k * mech.eps0:g}-LDP randomizer")
+        steps_b = steps + [f"product: each user's {k}-tuple is one report of the product "
+                           f"randomizer ({unit}); the tuple shuffle, flattened, is the joint "
+                           "shuffle" + (f"; the {D} dummies packed into {per} tuples" if per
+                                        else "")]
+        reds.append(Reduction("product", ((Shuffle(pm, h + per, sampling=samp), 1),),
+                              "; ".join(what), "; ".join(steps_b), None))
+    if h != proto.n:
+        reds = [replace(r, label="honest+" + r.label) for r in reds]
+    return reds, refused
+
+
+def reductions(proto: Shuffle) -> list[Reduction]:
+    """The valid reductions of a deployment to plain single-report protocols (a plain
+    protocol reduces to itself)."""
+    if not proto.is_deployment:
+        return [Reduction("plain", ((proto, 1),), "", "", "a lower bound")]
+    reds, refused = plan(proto)
+    if not reds:
+        raise NotApplicableError(f"no reduction applies to {proto.describe()}: "
+                                 + "; ".join(f"{r}: {w}" for r, w in refused))
+    return reds
+
+
+def refusals(proto: Shuffle) -> list[tuple[str, str]]:
+    """[(route, why it is not offered)] for a deployment."""
+    return plan(proto)[1] if proto.is_deployment else []
+
+
+def _tag(red: Reduction, text: str) -> str:
+    return f"{text}; deployment: {red.valid_for} (reduction {red.label!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# The accountant's entry points (called at the top of accountant._ask / accountant.rdp and
+# ledger.Accountant._ask for a protocol with a deployment field set).
+# ---------------------------------------------------------------------------------------
+def ask(plain_ask, proto: Shuffle, q, rounds, *, bound=None, composition=None,
+        upper_only=False, lower=True, target=None, relation="replace_one"):
+    """accountant._ask for a deployment: the best over its reductions, every candidate
+    labelled '<reduction>/<bound>'. ``plain_ask`` is accountant._ask (passed in: this module
+    sits below the accountant and the ledger and imports neither)."""
+    from .bounds.base import CannotBeat
+    from .results import Candidate, Result
+    reds = reductions(proto)
+    cands, skipped, notes, floors = [], [], [], []
+    skipped += [(r, w) for r, w in refusals(proto)]
+    composition_used = {}
+    for red in reds:
+        p, mult = red.protocol, red.multiplier
+        try:
+            r = plain_ask(p, q, rounds * mult, bound=bound, composition=composition,
+                          upper_only=upper_only, lower=lower, target=target, relation=relation)
+        except CannotBeat as exc:
+            floors.append(exc.floor)
+            skipped.append((red.label, str(exc)))
+            continue
+        except NotApplicableError as exc:
+            skipped.append((red.label, str(exc)))
+            continue
+        for c in r.candidates:
+            if c.kind != "upper" and red.lower is None:
+                skipped.append((f"{red.label}/{c.bound}",
+                                f"a {c.kind} of {p.describe()} says nothing about the "
+                                f"deployment: reduction {red.label!r} is an upper bound only"))
+                continue
+            vf = c.valid_for if c.kind == "upper" else f"{c.valid_for} ({red.lower})"
+            cands.append(replace(c, bound=f"{red.label}/{c.bound}", valid_for=_tag(red, vf)))
+            composition_used[cands[-1].bound] = c.composition
+        skipped += [(f"{red.label}/{b}", w) for b, w in r.not_applicable]
+        notes += [n for n in r.notes if n not in notes]
+        notes.append(f"reduction {red.label!r}: {red.reason} -> {p.describe()}"
+                     + (f", {mult} rounds per deployment round" if mult != 1 else ""))
+    val = (lambda c: c.epsilon) if q.solves == "epsilon" else (lambda c: c.delta)
+    ups = [c for c in cands if c.kind == "upper" and c.default]
+    if bound is not None:
+        ups = [c for c in cands if c.kind == "upper"] or cands
+    if not ups:
+        if target is not None and floors:
+            raise CannotBeat(min(floors), target)
+        head = (f"bound {bound!r} does not apply to any reduction of" if bound is not None
+                else "no valid upper bound applies to")
+        raise NotApplicableError(f"{head} {proto.describe()}: "
+                                 + "; ".join(f"{b}: {w}" for b, w in skipped))
+    ch = min(ups, key=val)
+    from .relations import adjacency_text
+    return Result(q.solves, ch.epsilon, ch.delta, rounds, ch.bound, ch.kind, ch.valid_for,
+                  tuple(cands), tuple(skipped), proto, ch.composition, notes=tuple(notes),
+                  adjacency=adjacency_text(relation), relation=relation)
+
+
+def rdp(plain_rdp, proto: Shuffle, lam, rounds, bound, relation):
+    """accountant.rdp for a deployment: the pointwise minimum over its reductions (each
+    reduction's RDP curve times its rounds multiplier); ``plain_rdp`` is accountant.rdp."""
+    from .results import SCOPE_RANK, RdpCurve
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    curves, skipped = {}, dict(refusals(proto))
+    for red in reductions(proto):
+        try:
+            c = plain_rdp(red.protocol, lam, rounds=rounds * red.multiplier, bound=bound,
+                         relation=relation)
+        except NotApplicableError as exc:
+            skipped[red.label] = str(exc)
+            continue
+        vals = np.asarray(c.values, dtype=float)
+        curves[red.label] = c
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = red.label
+    if not curves:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}: "
+                                 + "; ".join(f"{r}: {w}" for r, w in skipped.items()))
+    used = [curves[label] for label in dict.fromkeys(who) if label]
+    narrow = max(used, key=lambda c: SCOPE_RANK.get(c.scope, len(SCOPE_RANK)))
+    red_of = {red.label: red for red in reductions(proto)}
+    det = {"reduction_per_order": list(who),
+           "bound_per_order": [f"{w}/{curves[w].bound}" for w in who],
+           "reductions": {lb: red_of[lb].reason for lb in curves}}
+    if skipped:
+        det["skipped"] = skipped
+    label = "+".join(dict.fromkeys(f"{w}/{curves[w].bound}" for w in who))
+    return RdpCurve(lam, best, label, "upper",
+                    _tag(red_of[who[0]], narrow.valid_for), rounds, det, scope=narrow.scope,
+                    adjacency=narrow.adjacency, relation=relation)
+
+
+#: At most this many combinations of reductions are tried in one ledger (each entry's
+#: routes multiply).
+MAX_COMBINATIONS = 16
+
+
+def ledger_ask(acc, q):
+    """Ledger.Accountant._ask with deployment entries: each combination of the entries'
+    reductions is a plain ledger; the answer is the smallest, every combination shown."""
+    Accountant = type(acc)      # the ledger class, passed in (no import of ledger here)
+    entries = list(acc.entries)
+    choices = [reductions(e.item) if e.is_shuffle and e.item.is_deployment else [None]
+               for e in entries]
+    combos = list(itertools.product(*choices))
+    if len(combos) > MAX_COMBINATIONS:
+        # Keep the first route of every entry fixed beyond the cap (all still valid).
+        combos = combos[:MAX_COMBINATIONS]
+    outs, rows = [], []
+    for combo in combos:
+        sub = Accountant(pld_discretization=acc.pld_discretization,
+                         answer_only=acc.answer_only, relation=acc.relation)
+        names = []
+        for e, red in zip(entries, combo):
+            if red is None:
+                sub.compose(e.item, e.rounds, label=e.label)
+                continue
+            names.append(red.label)
+            for p, mult in red.parts:
+                sub.compose(p, e.rounds * mult,
+                            label=f"{e.label} [reduction {red.label}: {p.describe()}]")
+        tag = "+".join(names)
+        try:
+            r = sub._ask(q)
+        except NotApplicableError as exc:
+            rows.append((f"[{tag}]", None, str(exc), 0.0))
+            continue
+        rows += [(f"[{tag}] {n}", val, why, s) for n, val, why, s in r.composers]
+        if len(r.entries) == len(entries):
+            # One line per entry as composed (each entry maps to one plain entry): say
+            # which reduction answered it and that the number is for the deployment.
+            r = replace(r, entries=tuple(
+                en if red is None else replace(en, bound=f"{red.label}/{en.bound}",
+                                               valid_for=_tag(red, en.valid_for))
+                for en, red in zip(r.entries, combo)))
+            r = replace(r, valid_for=" AND ".join(dict.fromkeys(en.valid_for
+                                                                for en in r.entries)))
+        outs.append(r)
+    if not outs:
+        raise NotApplicableError("no combination of the deployment reductions could be "
+                                 "composed: " + "; ".join(f"{n}: {w}" for n, _, w, _ in rows))
+    best = min(outs, key=float)
+    return replace(best, composers=tuple(rows))
+
+
+def _best_reduction(plain_ask, proto: Shuffle, rounds: int, relation: str) -> Reduction:
+    """The reduction whose answer at δ = 1e-6 is smallest (every reduction is valid; this
+    only picks the usually tightest one where a single plain protocol is needed)."""
+    r = ask(plain_ask, proto, EpsilonAt(1e-6), rounds, upper_only=True, relation=relation)
+    label = r.bound.split("/")[0]
+    return next(red for red in reductions(proto) if red.label == label)
+
+
+def plain_ledger(acc, plain_ask):
+    """The ledger with each deployment entry replaced by its best reduction (a valid plain
+    ledger: for ``to_dp_accounting``, which needs one dominating pair per entry)."""
+    out = type(acc)(pld_discretization=acc.pld_discretization, answer_only=acc.answer_only,
+                     relation=acc.relation)
+    for e in acc.entries:
+        if not (e.is_shuffle and e.item.is_deployment):
+            out.compose(e.item, e.rounds, label=e.label)
+            continue
+        red = _best_reduction(plain_ask, e.item, e.rounds, acc.relation)
+        for p, mult in red.parts:
+            out.compose(p, e.rounds * mult,
+                        label=f"{e.label} [reduction {red.label}: {p.describe()}]")
+    return out
+
+
+def valid_for(proto: Shuffle, plain_valid_for) -> str:
+    """What an RDP answer for a deployment entry holds for (the ledger's static label);
+    ``plain_valid_for(protocol)`` is that label for a plain protocol."""
+    # The same choice as a plain entry's (the shortest, i.e. narrowest, class text), over
+    # the reductions: a pointwise minimum holds only for the narrowest class among them.
+    vf, red = min(((plain_valid_for(red.protocol), red)
+                   for red in reductions(proto)), key=lambda t: len(t[0]))
+    return _tag(red, vf)
