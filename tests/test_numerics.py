@@ -554,3 +554,51 @@ def test_circular_run_reads_any_window_of_a_period():
         for length in (0, 1, 4, 7, 8, 15, 30):
             want = q[(start + np.arange(length)) % q.size]
             assert np.array_equal(circular_run(q, start, length), want)
+
+
+# ----- the one binomial-tail rule ----------------------------------------------------------
+def _mp_tail(n, p, k, upper):
+    """Pr[Bin(n, p) ≥ k] (upper) or ≤ k, summed term by term at 40 digits."""
+    mp.mp.dps = 40
+    ks = range(k, n + 1) if upper else range(0, k + 1)
+    P = mp.mpf(p)
+    return mp.fsum(mp.binomial(n, i) * P ** i * (1 - P) ** (n - i) for i in ks)
+
+
+@pytest.mark.parametrize("n,p", [(200, 0.3), (2_000, 0.01)])
+@pytest.mark.parametrize("z", [-9, -3, 0, 3, 9])
+def test_binom_tail_upper_is_an_upper_bound_within_its_slack(n, p, z):
+    """Below BDTR_MAX_N the rule is scipy's incomplete beta plus BDTR_SLACK: never below
+    the exact tail (mpmath), at most 2·BDTR_SLACK above it."""
+    k = max(0, min(n, int(n * p + z * math.sqrt(n * p * (1 - p)))))
+    for upper in (True, False):
+        exact = _mp_tail(n, p, k, upper)
+        got = nm.binom_tail_upper(n, p, k, upper)
+        assert got >= exact, (k, upper)
+        if exact > 1e-200:
+            assert got <= exact * (1 + 2 * nm.BDTR_SLACK), (k, upper)
+        lg = nm.binom_log_tail_upper(n, p, k, upper)
+        assert lg >= (float(mp.log(exact)) if exact > 0 else -math.inf)
+
+
+def test_binom_tail_rule_above_bdtr_max_n_uses_the_certified_series():
+    """Above BDTR_MAX_N the upper end of the certified sums is returned (scipy's incomplete
+    beta is off there); far out the log form falls back to Chernoff instead of 0."""
+    n, p = 3 * nm.BDTR_MAX_N, 0.3
+    sd = math.sqrt(n * p * (1 - p))
+    k = int(n * p + 6 * sd)
+    assert nm.binom_tail_upper(n, p, k, True) == nm.binom_sf_bounds(k, n, p)[1]
+    assert nm.binom_tail_upper(n, p, n - k, False) == nm.binom_cdf_bounds(n - k, n, p)[1]
+    far = int(n * p + 60 * sd)
+    assert nm.binom_tail_upper(n, p, far, True) < 1e-280
+    assert nm.binom_log_tail_upper(n, p, far, True) == nm.binom_log_tail_bound(n, p, far, True)
+    assert -math.inf < nm.binom_log_tail_upper(n, p, far, True) < math.log(1e-280)
+
+
+def test_binom_tail_mass_is_the_rule_on_both_sides():
+    n, p, lo, hi = 5_000, 0.2, 900, 1100
+    below = nm.binom_tail_upper(n, p, lo - 1, False)
+    above = nm.binom_tail_upper(n, p, hi + 1, True)
+    exact = _mp_tail(n, p, lo - 1, False) + _mp_tail(n, p, hi + 1, True)
+    got = nm.binom_tail_mass(n, p, lo, hi)
+    assert exact <= got <= below + above

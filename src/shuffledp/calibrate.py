@@ -385,7 +385,7 @@ def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float,
                 hi = top
                 break
         # discrete: lo and hi hold whole numbers (possibly as floats, from ``start``)
-        val = (integer_search(eps_at, lo, hi, target=target).x  # type: ignore[arg-type]
+        val = (integer_search(eps_at, lo, hi, target=target).x
                if discrete else target_root(eps_at, lo, hi, target=target, want="largest", rtol=tol).x)
         return _finish_ledger(parameter, val, make(val), target, d, run)
     if discrete:

@@ -366,9 +366,10 @@ def _closest_secant(seen, good, bad, aim=0.0):
     return x if math.isfinite(x) and lo < x < hi else None
 
 
-def integer_search(f, lo: int, hi: int, *, target: float, want: str = "largest",
+def integer_search(f, lo: float, hi: float, *, target: float, want: str = "largest",
                    interpolate: bool = True) -> SearchResult:
-    """The integer threshold of f ≤ target on [lo, hi], f monotone.
+    """The integer threshold of f ≤ target on [lo, hi], f monotone (``lo`` and ``hi`` are
+    whole numbers, possibly held as floats: the midpoints keep their type).
 
     ``want="largest"``: the largest integer in [lo, hi) with f ≤ target, given
     f(lo) ≤ target < f(hi) (f increasing); ``interpolate`` steps in (log x, log f) — ε grows
