@@ -93,7 +93,7 @@ def _axis_formatter():
     return _AxisFormatter()
 
 
-def _near(a, b, rel=1e-3) -> bool:
+def _near(a, b, rel=1e-2) -> bool:
     """Same x values and every y within ``rel``: one curve drawn over the other hides it."""
     if len(a) != len(b):
         return False
@@ -211,7 +211,7 @@ def line_plot(rows, x, y, series, path, *, kind_key="kind", logx=False, logy=Fal
                          zorder=6, label="answer: best valid upper bound"
                          + (f" ({' = '.join(shown)})" if shown else "")
                          + (f"\n  = {', '.join(same)} at every point" if same else "")
-                         + (f"\n  within 0.1% of {', '.join(near)} at every point"
+                         + (f"\n  within 1% of {', '.join(near)} at every point"
                             if near else ""))
         else:
             h, = ax.plot(xs, ys, KIND_STYLE.get(kind, "-"), color=bound_colour(bound),

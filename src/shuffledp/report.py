@@ -583,8 +583,10 @@ def section_rounds(doc, sc, out, jobs, ctx):
                            "relation": _rel(sc)})
             per_route = {}
             for comp in _ROUTES:
-                if T == 1 and comp == "kov15":
-                    continue                   # one round: nothing to compose
+                if T == 1 and comp != "pld":
+                    # One round: nothing to compose (the rdp "route" would be another
+                    # bound's one-round RDP conversion, a kink in the line, not a route).
+                    continue
                 if comp == "kov15" and (mech != sc["mechanisms"][0] or T not in _KOV15_T):
                     continue                   # seconds per point, far above the others
                 try:
@@ -701,15 +703,17 @@ def section_calibration(doc, sc, out, jobs, ctx):
     ask(f"largest T ({first})",
         lambda: _cal.rounds(_proto(sc, first, e0, n), tgt, d, relation=rel),
         f"eps0 = {e0:g}, n = {n:,}, target eps = {tgt:g}", integer=True)
-    for mech in sc["mechanisms"]:
-        ask(f"smallest n ({mech})",
-            lambda: _cal.users(_mech(mech, e0), tgt, d, T, sampling=samp, relation=rel),
-            f"eps0 = {e0:g}, T = {T}, target eps = {tgt:g}", integer=True)
     if T * e0 <= tgt:
-        doc.p(f"smallest n is 1 here: eps0 = {e0:g} over T = {T} round(s) already meets the "
-              f"target epsilon = {tgt:g} without shuffling (the trivial bound, T * eps0). A "
-              "smaller target or more rounds in the scenario's calibration table asks for "
-              "more users.")
+        # One user already meets the target: a row per mechanism saying "1" says nothing.
+        doc.p(f"Smallest n: not asked, the answer is 1 user for every mechanism: eps0 = "
+              f"{e0:g} over T = {T} round(s) already meets the target epsilon = {tgt:g} "
+              "without shuffling (the trivial bound, T * eps0). A smaller target or more "
+              "rounds in the scenario's calibration table asks for more users.")
+    else:
+        for mech in sc["mechanisms"]:
+            ask(f"smallest n ({mech})",
+                lambda: _cal.users(_mech(mech, e0), tgt, d, T, sampling=samp, relation=rel),
+                f"eps0 = {e0:g}, T = {T}, target eps = {tgt:g}", integer=True)
     hdr = ["question", "answer", "certified epsilon", "neighbours", "bound", "runner-up",
            "setting"]
     write_csv([dict(zip(["question", "answer", "epsilon", "relation", "bound", "runner_up",
@@ -777,11 +781,11 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         # The same protocol under add/remove neighbours (the victim present or absent; the
         # relation of the central baselines and of the learning paper): docs/relations.md.
         ra = _epsilon(proto, d, T, relation="add_or_remove_one")
-        lead = ("Answer" if sc["relation"] == "add_or_remove_one"
-                else "Under add/remove neighbours")
-        doc.p(f"{lead} (add/remove neighbours: the victim's data present or absent, the "
-              f"relation Opacus and dp_accounting use): epsilon = {_fmt(ra.epsilon)} "
-              f"({ra.kind} bound '{ra.bound}').")
+        lead = ("Answer (add/remove neighbours:" if sc["relation"] == "add_or_remove_one"
+                else "Under add/remove neighbours (")
+        doc.p(f"{lead} the victim's data present or absent, the relation Opacus and "
+              f"dp_accounting use): epsilon = {_fmt(ra.epsilon)} ({ra.kind} bound "
+              f"'{ra.bound}').")
         if sc["relation"] == "add_or_remove_one":
             ctx["gaussian_answer"] = ra
         comparison.append([f"shuffled: each user adds noise multiplier {z:g} to its own "
@@ -878,18 +882,17 @@ def summary(doc, sc, ctx):
     if "calibration" in sc["sections"] and ctx.get("calibration_rows"):
         c = sc["calibration"]
         first = sc["mechanisms"][0]
-        got = [f"{r[0]} = {r[1]}" + (" (eps0 alone meets the target)"
-                                      if r[0].startswith("smallest n") and r[1] == "1" else "")
-               for r in ctx["calibration_rows"] if r[1] != "-" and r[0].endswith(f"({first})")]
+        got = [f"{r[0]} = {r[1]}" for r in ctx["calibration_rows"]
+               if r[1] != "-" and r[0].endswith(f"({first})")]
         parts.append(("p", f"Calibration at the target epsilon = {c['epsilon']:g}, delta = "
                            f"{_g(d)} ({_rel(sc)}; section "
                            f"{sc['sections'].index('calibration') + 1}): " + "; ".join(got)
                            + "."))
     g, ga = sc["gaussian"], ctx.get("gaussian_answer")
     if g is not None and ga is not None:
-        parts.append(("p", f"Federated learning (section {sc['sections'].index('gaussian') + 1}): "
-                           f"n = {g['n']:,}, noise multiplier {ga.protocol.mechanism.noise_multiplier:g}"
-                           f", {_sampling_text(g)}: after T = {g['rounds']:,} rounds epsilon <= "
+        z = ga.protocol.mechanism.noise_multiplier
+        parts.append(("p", f"Federated learning (section {sc['sections'].index('gaussian') + 1}"
+                           f"): n = {g['n']:,}, noise multiplier {z:g}, {_sampling_text(g)}: after T = {g['rounds']:,} rounds epsilon <= "
                            f"{_fmt(ga.epsilon)} at delta = {_g(g['delta'])} (upper bound "
                            f"'{ga.bound}', {_short(ga.relation)} neighbours)."))
     parts.append(("h", "What it assumes"))

@@ -184,7 +184,8 @@ def run_tradeoff(dataset: str = "digits", out="fl_demo", *, noise_multipliers=(0
     of each accounting method (upper / estimate / central): the privacy-utility trade-off.
 
     Writes ``tradeoff.csv``, ``tradeoff.png`` and ``summary.md`` into ``out``. Each run has
-    the same data, rounds, check-in rate, clipping, learning rate and seed; only z changes.
+    the same data, rounds, check-in rate, clipping, learning rate and random seed; only z
+    changes.
     The noise of the average is drawn once per round unless ``fast_noise=False`` (the same
     law as per-user noise, docs/fl.md). ε is computed once per run, at its last round.
     """
