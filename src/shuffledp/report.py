@@ -781,9 +781,9 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         # The same protocol under add/remove neighbours (the victim present or absent; the
         # relation of the central baselines and of the learning paper): docs/relations.md.
         ra = _epsilon(proto, d, T, relation="add_or_remove_one")
-        lead = ("Answer (add/remove neighbours:" if sc["relation"] == "add_or_remove_one"
+        lead = ("Answer (add/remove neighbours: " if sc["relation"] == "add_or_remove_one"
                 else "Under add/remove neighbours (")
-        doc.p(f"{lead} the victim's data present or absent, the relation Opacus and "
+        doc.p(f"{lead}the victim's data present or absent, the relation Opacus and "
               f"dp_accounting use): epsilon = {_fmt(ra.epsilon)} ({ra.kind} bound "
               f"'{ra.bound}').")
         if sc["relation"] == "add_or_remove_one":
