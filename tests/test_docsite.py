@@ -67,3 +67,18 @@ def test_quote_page_example_prints_what_the_page_shows():
     with contextlib.redirect_stdout(buf):
         exec(compile(code, "quote.md", "exec"), {})
     assert buf.getvalue() == shown
+
+
+def test_tutorials_are_in_the_navigation_and_quote_the_library():
+    """The tutorials (issue 31) are reachable from the site's navigation, and the telemetry
+    tutorial's one-round answer is what the accountant returns today."""
+    import pathlib
+
+    import shuffledp as sd
+    root = pathlib.Path(__file__).resolve().parents[1]
+    nav = (root / "mkdocs.yml").read_text().split("nav:", 1)[1]
+    for page in ("tutorial-telemetry.md", "tutorial-budget.md", "fl.md", "conventions.md"):
+        assert page in nav, page
+    text = (root / "docs" / "tutorial-telemetry.md").read_text()
+    r = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(2.0, k=2), n=100_000), 1e-6)
+    assert f"*  fmt23       {r.epsilon:.6g}  upper" in text and r.bound == "fmt23"

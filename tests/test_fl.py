@@ -300,7 +300,7 @@ def test_central_column_against_dp_accounting_and_spec_anchor():
 def test_short_run_writes_csv_png_summary(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["fl-demo", "--rounds", "12", "--checkpoints", "4", "--seed", "3",
-                 "--out", str(out)]) == 0
+                 "--noise-multiplier", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "privacy this run will reach after round 12" in printed
     with open(out / "fl_demo.csv") as fh:
@@ -354,3 +354,61 @@ def test_import_shuffledp_does_not_import_torch():
 def _root():
     import pathlib
     return str(pathlib.Path(__file__).resolve().parents[1])
+
+
+# ---------------------------------------------------------------- checkpoints, learning, trade-off
+
+@pytest.mark.parametrize("rounds, count", [(500, 10), (500, 40), (5540, 40), (12, 4), (41, 40)])
+def test_checkpoints_gives_the_count_asked(rounds, count):
+    pts = checkpoints(rounds, count)
+    assert len(pts) == count and len(set(pts)) == count
+    assert pts == sorted(pts) and pts[0] >= 1 and pts[-1] == rounds
+
+
+def test_checkpoints_of_a_short_run_are_every_round():
+    assert checkpoints(7, 40) == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_learning_check_says_what_to_change():
+    from shuffledp.fl.demo import learning_check
+    cfg = TrainConfig(rounds=50, checkin=0.5, noise_multiplier=8.0, clip=1.0, lr=1.0)
+    assert learning_check(0.9, 10, cfg, 1210, 750.0) is None
+    msg = learning_check(0.21, 10, cfg, 1210, 750.0)
+    assert "did not learn" in msg and "0.210" in msg and "chance 0.10" in msg
+    for hint in ("--rounds, now 50", "--lr, now 1", "--checkin, now 0.5", "now 8"):
+        assert hint in msg
+    # noise of the average: z * C * sqrt(d / m) = 8 * sqrt(1210 / 750)
+    assert f"{8 * math.sqrt(1210 / 750):.3g}" in msg
+
+
+def test_tradeoff_short_run(tmp_path, capsys):
+    out = tmp_path / "t"
+    assert main(["fl-demo", "--rounds", "6", "--noise-multipliers", "4,1", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    with open(out / "tradeoff.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["noise_multiplier"]) for r in rows] == [1.0, 4.0]
+    ref = {z: epsilon_at(1500, 0.5, z, 6, 1e-5) for z in (1.0, 4.0)}
+    for r in rows:
+        z = float(r["noise_multiplier"])
+        assert float(r["eps_upper"]) == ref[z]["upper"][0]
+        assert r["upper_bound_id"] == ref[z]["upper"][1]
+    # more noise, smaller epsilon, for every accounting method that answered
+    for key in ("upper", "estimate"):
+        assert float(rows[1][f"eps_{key}"]) < float(rows[0][f"eps_{key}"])
+    assert (out / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = (out / "summary.md").read_text()
+    assert "| noise multiplier z | test accuracy |" in summary and "replace-one" in summary
+    assert "z = 4: test accuracy" in printed
+    # six rounds at z = 4 do not train this model: the user is told so, and why
+    learned = {float(r["noise_multiplier"]): r["learned"] for r in rows}
+    assert learned[4.0] == "False"
+    assert "warning: z = 4: this run did not learn" in printed and "--rounds" in printed
+    assert "did not learn" in summary
+
+
+def test_tradeoff_flags_are_exclusive(capsys):
+    assert main(["fl-demo", "--noise-multiplier", "1", "--noise-multipliers", "1,2"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["fl-demo", "--noise-multipliers", "1,x"]) == 2

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import re
 import json
 import math
 import os
@@ -31,9 +32,11 @@ from ._progress import Progress
 from .accountant import epsilon as _epsilon
 from .accountant import rdp as _rdp
 from .errors import NotApplicableError
-from .protocols import CheckIn, Shuffle
-from .results import ADJACENCY, KINDS
-from .sweep import _protocol, grid, run as _sweep, write_csv
+from .protocols import CheckIn, Shuffle, WithoutReplacement
+from .relations import adjacency_text, short as _short
+from .relations import relation as _relation
+from .results import KINDS
+from .sweep import FIELDS, grid, run as _sweep, write_csv
 
 __all__ = ["DEFAULT_SCENARIO", "load_scenario", "validate_scenario", "build", "add_cli"]
 
@@ -43,11 +46,19 @@ DEFAULT_SCENARIO = {
     "delta": 1e-6,
     "eps0": [0.25, 0.5, 1.0, 2.0, 4.0],
     "mechanisms": ["ldp", "rr:2", "rr:3"],
-    "rounds": [1, 10, 100, 1000],
+    # T up to 10^4 in half-decades: enough points to see the composition routes part.
+    "rounds": [1, 3, 10, 30, 100, 300, 1000, 3000, 10000],
     "eps0_fixed": 1.0,
     "n_grid": [1_000, 10_000, 100_000, 1_000_000],
     "orders": [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
     "calibration": {"epsilon": 1.0, "rounds": 1},
+    # The neighbouring relation of every number (docs/relations.md); add_or_remove_one
+    # needs a sampled deployment (with everyone reporting the count gives the user away).
+    "relation": "replace_one",
+    # A sampled deployment of the ldp / rr mechanisms: {checkin = RATE} (each user takes
+    # part independently with that probability each round) or {sample_size = M} (M of the
+    # n users drawn without replacement each round); None: every user reports every round.
+    "sampling": None,
     # The MNIST run of Liew & Takahashi (arXiv:2206.09569): noise multiplier 5, i.e.
     # Gaussian(2.5) per unit diameter (a file may give ``sigma`` instead).
     "gaussian": {"n": 60_000, "noise_multiplier": 5.0, "checkin": 0.1, "rounds": 5540,
@@ -65,8 +76,10 @@ _SCHEMA = {
     "name": "str", "n": "int", "delta": "num", "eps0": "numlist", "mechanisms": "strlist",
     "rounds": "intlist", "eps0_fixed": "num", "n_grid": "intlist", "orders": "numlist",
     "calibration": {"epsilon": "num", "rounds": "int"},
+    "relation": "str",
+    "sampling": {"checkin": "num", "sample_size": "int"},
     "gaussian": {"n": "int", "noise_multiplier": "num", "sigma": "num", "checkin": "num",
-                 "rounds": "int", "delta": "num"},
+                 "sample_size": "int", "rounds": "int", "delta": "num"},
     "jobs": "int",
     "sections": "strlist",
 }
@@ -115,9 +128,13 @@ def validate_scenario(sc: dict) -> dict:
                     raise ValueError(f"scenario: unknown key '{key}.{sub}' (known: {', '.join(kind)})")
                 if not _type_ok(kind[sub], sval):
                     raise ValueError(f"scenario key '{key}.{sub}': expected {_DESCR[kind[sub]]}; got {sval!r}")
+                if out[key] is None:
+                    out[key] = {}
                 out[key][sub] = sval
             if key == "gaussian":
                 _one_noise_unit(out[key], val)
+            if key in ("gaussian", "sampling"):
+                _one_sampling(key, out[key], val)
         else:
             if not _type_ok(kind, val):
                 raise ValueError(f"scenario key {key!r}: expected {_DESCR[kind]}; got {val!r}")
@@ -132,6 +149,13 @@ def validate_scenario(sc: dict) -> dict:
         asked = {_SECTION_KEY[k] for k in sc if k in _SECTION_KEY and sc[k] not in (None, False)}
         if asked:
             out["sections"] = [x for x in SECTIONS if x in asked]
+    try:
+        out["relation"] = _relation(out["relation"])
+    except ValueError:
+        raise ValueError("scenario key 'relation': must be 'replace_one' (default) or "
+                         f"'add_or_remove_one'; got {out['relation']!r}") from None
+    if out["sampling"] == {}:
+        out["sampling"] = None
     if out["calibration"] is None and "calibration" in out["sections"]:
         out["sections"] = [x for x in out["sections"] if x != "calibration"]
     if out["gaussian"] is None and "gaussian" in out["sections"]:
@@ -146,13 +170,26 @@ def validate_scenario(sc: dict) -> dict:
               ("n_grid", lambda: [Shuffle(_mech("ldp", 1.0), x) for x in out["n_grid"]]),
               ("orders", lambda: [_order(o) for o in out["orders"]]),
               ("jobs", lambda: _jobs(out["jobs"]))]
+    if out["sampling"] is not None:
+        sizes = [out["n"]] + (out["n_grid"] if "n" in out["sections"] else [])
+        checks.append(("sampling", lambda: [Shuffle(_mech("ldp", 1.0), x,
+                                                     sampling=_sampling(out["sampling"]))
+                                             for x in sizes]))
+    ldp_sections = [x for x in out["sections"] if x != "gaussian"]
+    if out["relation"] == "add_or_remove_one" and ldp_sections and (
+            out["sampling"] is None or out["sampling"].get("checkin") is None):
+        raise ValueError("scenario key 'relation': 'add_or_remove_one' needs a check-in "
+                         "deployment for the sections " + ", ".join(ldp_sections)
+                         + " (set 'sampling' = {checkin = RATE}): with every user reporting "
+                         "the number of reports reveals whether the user is present; got "
+                         f"sampling = {out['sampling']!r}")
     if out["calibration"] is not None:
         checks += [("calibration.epsilon", lambda: _pos(out["calibration"]["epsilon"])),
                    ("calibration.rounds", lambda: _pos_int(out["calibration"]["rounds"]))]
     if out["gaussian"] is not None:
         g = out["gaussian"]
         checks += [("gaussian", lambda: Shuffle(_gaussian_mech(g), g["n"],
-                                                 sampling=CheckIn(g["checkin"]))),
+                                                 sampling=_sampling(g))),
                    ("gaussian.rounds", lambda: _pos_int(g["rounds"])),
                    ("gaussian.delta", lambda: _prob(g["delta"]))]
     for key, fn in checks:
@@ -177,6 +214,40 @@ def _one_noise_unit(g: dict, given: dict) -> None:
         g.pop("noise_multiplier", None)
     elif "noise_multiplier" in given:
         g.pop("sigma", None)
+
+
+def _one_sampling(key: str, g: dict, given: dict) -> None:
+    """A sampled deployment is a check-in rate or a sample size, not both; the one the file
+    gives replaces the default's."""
+    if "checkin" in given and "sample_size" in given:
+        raise ValueError(f"scenario key '{key}': give checkin (a rate in (0, 1]) or "
+                         "sample_size (users drawn without replacement each round), not both; "
+                         f"got checkin = {given['checkin']!r}, "
+                         f"sample_size = {given['sample_size']!r}")
+    if "checkin" in given:
+        g.pop("sample_size", None)
+    elif "sample_size" in given:
+        g.pop("checkin", None)
+
+
+def _sampling(g: dict | None):
+    """The Sampling of a scenario table (``sampling`` or ``gaussian``), or None."""
+    if not g:
+        return None
+    if g.get("checkin") is not None:
+        return CheckIn(g["checkin"])
+    if g.get("sample_size") is not None:
+        return WithoutReplacement(int(g["sample_size"]))
+    return None
+
+
+def _sampling_text(g: dict | None, n: int | None = None) -> str:
+    s = _sampling(g)
+    if s is None:
+        return "every user reports every round"
+    if isinstance(s, CheckIn):
+        return f"each user checks in independently with probability {s.rate:g} each round"
+    return f"{s.size:,} users drawn uniformly without replacement each round"
 
 
 def _gaussian_mech(g: dict):
@@ -248,19 +319,27 @@ def load_scenario(path: str) -> dict:
 def _fmt(x):
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
+    if isinstance(x, bool):
+        return str(x)
     if isinstance(x, float):
         if math.isinf(x):
             return "inf"
         return f"{x:.4g}" if (x == 0 or 1e-3 <= abs(x) < 1e5) else f"{x:.3e}"
+    if isinstance(x, int):
+        return f"{x:,}" if abs(x) >= 1000 else str(x)
     return str(x)
 
 
 # A plain string (not an f-string): braces are CSS, not placeholders.
-CSS = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;line-height:1.4}"
        "table{border-collapse:collapse;font-size:13px;margin:0.5em 0}"
        "td,th{border:1px solid #999;padding:3px 6px;text-align:left;vertical-align:top}"
        "th{background:#e8e8e8}tr.answer td{font-weight:bold;background:#f4f8ff}"
-       "img{max-width:100%}p.note{font-size:12px;color:#444}")
+       "img{max-width:100%}p.note{font-size:12px;color:#444}"
+       "div.summary{border:2px solid #2a5d9f;background:#f4f8ff;padding:0.4em 1.2em 0.8em;"
+       "margin:1em 0 1.5em;border-radius:6px}div.summary h2{margin-top:0.4em}"
+       "div.summary h3{margin:0.9em 0 0.2em;font-size:1em}div.summary ul{margin:0.2em 0}"
+       "div.summary td,div.summary th{background:#fff}div.summary th{background:#e4ecf7}")
 
 
 class _Doc:
@@ -284,6 +363,34 @@ class _Doc:
         if path:
             self.blocks.append(("i", (os.path.basename(path), alt)))
 
+    def box(self, title, parts, at=None):
+        """A framed box (the summary): ``parts`` is a list of ("p", text), ("h", text),
+        ("ul", [text, ...]) or ("t", (header, rows, emphasis)); ``at``: block index."""
+        blk = ("box", (title, parts))
+        if at is None:
+            self.blocks.append(blk)
+        else:
+            self.blocks.insert(at, blk)
+
+    @staticmethod
+    def _md_table(b):
+        hdr, rows, em = b
+        out = ["| " + " | ".join(hdr) + " |", "|" + "|".join("---" for _ in hdr) + "|"]
+        out += ["| " + " | ".join(f"**{_fmt(c)}**" if i == em else _fmt(c)
+                                  for i, c in enumerate(r)) + " |" for r in rows]
+        return out
+
+    @staticmethod
+    def _html_table(b):
+        e = html.escape
+        hdr, rows, em = b
+        out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in hdr) + "</tr>"]
+        out += ["<tr>" + "".join(f"<td><b>{e(_fmt(c))}</b></td>" if i == em
+                                 else f"<td>{e(_fmt(c))}</td>"
+                                 for i, c in enumerate(r)) + "</tr>" for r in rows]
+        out.append("</table>")
+        return out
+
     def markdown(self):
         out = [f"# {self.title}", ""]
         for kind, b in self.blocks:
@@ -292,14 +399,22 @@ class _Doc:
             elif kind == "p":
                 out += [b, ""]
             elif kind == "t":
-                hdr, rows, em = b
-                out.append("| " + " | ".join(hdr) + " |")
-                out.append("|" + "|".join("---" for _ in hdr) + "|")
-                out += ["| " + " | ".join(f"**{_fmt(c)}**" if i == em else _fmt(c)
-                                          for i, c in enumerate(r)) + " |" for r in rows]
-                out.append("")
+                out += self._md_table(b) + [""]
             elif kind == "i":
                 out += [f"![{b[1]}]({b[0]})", ""]
+            elif kind == "box":
+                title, parts = b
+                body = [f"## {title}", ""]
+                for k, x in parts:
+                    if k == "h":
+                        body += [f"**{x}**", ""]
+                    elif k == "p":
+                        body += [x, ""]
+                    elif k == "ul":
+                        body += [f"- {item}" for item in x] + [""]
+                    elif k == "t":
+                        body += self._md_table(x) + [""]
+                out += [("> " + line).rstrip() for line in body[:-1]] + [""]
         return "\n".join(out)
 
     def html(self):
@@ -313,14 +428,22 @@ class _Doc:
             elif kind == "p":
                 out.append(f"<p>{e(b)}</p>")
             elif kind == "t":
-                hdr, rows, em = b
-                out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in hdr) + "</tr>")
-                out += ["<tr>" + "".join(f"<td><b>{e(_fmt(c))}</b></td>" if i == em
-                                         else f"<td>{e(_fmt(c))}</td>"
-                                         for i, c in enumerate(r)) + "</tr>" for r in rows]
-                out.append("</table>")
+                out += self._html_table(b)
             elif kind == "i":
                 out.append(f"<p><img src='{e(b[0])}' alt='{e(b[1])}'></p>")
+            elif kind == "box":
+                title, parts = b
+                out.append(f"<div class='summary' id='summary'><h2>{e(title)}</h2>")
+                for k, x in parts:
+                    if k == "h":
+                        out.append(f"<h3>{e(x)}</h3>")
+                    elif k == "p":
+                        out.append(f"<p>{e(x)}</p>")
+                    elif k == "ul":
+                        out.append("<ul>" + "".join(f"<li>{e(i)}</li>" for i in x) + "</ul>")
+                    elif k == "t":
+                        out += self._html_table(x)
+                out.append("</div>")
         out.append("</body></html>")
         return "\n".join(out)
 
@@ -332,165 +455,274 @@ INTRO = ("Every number below is labelled with its kind — upper (a guarantee, r
          "reconstructed or unconfirmed, and estimates, are shown but never chosen.")
 
 
+def _g(x) -> str:
+    """A number as people write it: 1e-6, not 1e-06."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:g}").replace("e+", "e")
+
+
+def _rel(sc) -> str:
+    """'replace-one' or 'add/remove': the scenario's relation, as every number states it."""
+    return _short(sc["relation"])
+
+
+def _proto(sc, mech, eps0, n):
+    """The scenario's protocol for one ldp / rr mechanism (with its sampling, if any)."""
+    return Shuffle(_mech(mech, eps0), n, sampling=_sampling(sc["sampling"]))
+
+
+def _samp_axes(sc) -> dict:
+    s = sc["sampling"] or {}
+    if s.get("checkin") is not None:
+        return {"checkin": [s["checkin"]]}
+    if s.get("sample_size") is not None:
+        return {"sample_size": [int(s["sample_size"])]}
+    return {}
+
+
+def _plot_setting(sc) -> str:
+    """The tail of every plot title: sampling (if any) and the relation."""
+    s = sc["sampling"] or {}
+    samp = (f", check-in {s['checkin']:g}" if s.get("checkin") is not None else
+            f", {int(s['sample_size']):,} sampled/round" if s.get("sample_size") is not None
+            else "")
+    return f"{samp}, {_rel(sc)} neighbours"
+
+
 def _intro(doc, sc):
     doc.p(INTRO)
-    doc.p(ADJACENCY + ".")
+    adj = adjacency_text(sc["relation"])
+    doc.p(f"Deployment: {_sampling_text(sc['sampling'])}. {adj[0].upper()}{adj[1:]}.")
+
+
+def _ylabel(sc, d):
+    return f"ε at δ = {_g(d)} ({_rel(sc)})"
 
 
 def section_eps0(doc, sc, out, jobs, ctx):
     """1. ε against ε0, every bound, each mechanism (one round)."""
     d, n = sc["delta"], sc["n"]
-    pts = grid(mechanism=sc["mechanisms"], eps0=sc["eps0"], n=[n], delta=[d], rounds=[1])
+    pts = grid(mechanism=sc["mechanisms"], eps0=sc["eps0"], n=[n], delta=[d], rounds=[1],
+               relation=[sc["relation"]], **_samp_axes(sc))
     rows = _sweep(pts, n_jobs=jobs, progress=False, backend=ctx.get("backend"))
-    write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"))
+    write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"), FIELDS + ["relation"])
     ctx["eps0_answers"] = {(r["mechanism"], float(r["eps0"])): r["epsilon"]
                            for r in rows if r["chosen"]}
-    doc.h(f"{ctx['num']}. epsilon against eps0 (n = {n}, delta = {d:g}, one round)")
-    doc.table(["mechanism", "eps0", "answer (upper)", "bound", "valid for",
-               "tightest lower", "lower bound", "gap"], _answer_rows(rows))
+    doc.h(f"{ctx['num']}. epsilon against eps0 (n = {n:,}, delta = {_g(d)}, one round, "
+          f"{_rel(sc)} neighbours)")
+    doc.table(["mechanism", "eps0", f"answer (upper, {_rel(sc)})", "bound", "valid for",
+               "tightest lower", "lower bound", "gap"], _answer_rows(rows), emphasis=2)
+    doc.p("Plots: the answer and the lower bounds set the vertical scale; bounds far above "
+          "it (the trivial bound eps0, loose estimates) are named under the plot instead of "
+          "setting the range.")
     for mech in sc["mechanisms"]:
-        sub = [dict(r, emphasis=False) for r in rows
-               if r["mechanism"] == mech and r["kind"] in KINDS]
-        sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows
-                if r["mechanism"] == mech and r["chosen"]]
-        png = plots.line_plot(sub, "eps0", "epsilon", "bound",
-                              os.path.join(out, f"eps_vs_eps0_{mech.replace(':', '')}.png"),
-                              logy=True, title=f"{mech}: epsilon vs eps0, n = {n}, "
-                                               f"delta = {d:g}, one round")
+        png = plots.line_plot(_with_answer(rows, mech), "eps0", "epsilon", "bound",
+                              os.path.join(out, f"eps_vs_eps0_{_slug(mech)}.png"),
+                              logx="auto", logy="auto", frame=True,
+                              xlabel="ε0 of the local randomizer", ylabel=_ylabel(sc, d),
+                              title=f"{mech}: ε vs ε0, n = {n:,}, δ = {_g(d)}, one round"
+                                    + _plot_setting(sc))
         doc.img(png, f"epsilon vs eps0 for {mech}")
 
 
+def _slug(mech):
+    return mech.replace(":", "").replace("/", "_")
+
+
+def _with_answer(rows, mech, kinds=KINDS):
+    """A mechanism's rows of every kind, plus its chosen rows again as the answer series."""
+    sub = [dict(r, emphasis=False) for r in rows if r["mechanism"] == mech and r["kind"] in kinds]
+    sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows
+            if r["mechanism"] == mech and r["chosen"]]
+    return sub
+
+
 def section_n(doc, sc, out, jobs, ctx):
-    """2. ε against n at a fixed ε0."""
+    """2. ε against n at a fixed ε0, a plot per mechanism."""
     d, e0 = sc["delta"], sc["eps0_fixed"]
-    pts = grid(mechanism=sc["mechanisms"], eps0=[e0], n=sc["n_grid"], delta=[d], rounds=[1])
+    pts = grid(mechanism=sc["mechanisms"], eps0=[e0], n=sc["n_grid"], delta=[d], rounds=[1],
+               relation=[sc["relation"]], **_samp_axes(sc))
     rows_n = _sweep(pts, n_jobs=jobs, progress=False, backend=ctx.get("backend"))
-    write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"))
-    doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {d:g}, one round)")
-    doc.table(["mechanism", "n", "answer (upper)", "bound", "valid for", "tightest lower",
-               "lower bound", "gap"], _answer_rows(rows_n, key="n"))
-    first = sc["mechanisms"][0]
-    sub = [r for r in rows_n if r["kind"] in ("upper", "lower") and r["mechanism"] == first]
-    sub += [dict(r, series="answer", kind="answer", bound="answer") for r in rows_n
-            if r["mechanism"] == first and r["chosen"]]
-    doc.img(plots.line_plot(sub, "n", "epsilon", "bound", os.path.join(out, "eps_vs_n.png"),
-                            logx=True, logy=True,
-                            title=f"{first}: epsilon vs n, eps0 = {e0:g}, delta = {d:g}"),
-            "epsilon vs n")
+    write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"), FIELDS + ["relation"])
+    doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {_g(d)}, one round, "
+          f"{_rel(sc)} neighbours)")
+    doc.table(["mechanism", "n", f"answer (upper, {_rel(sc)})", "bound", "valid for",
+               "tightest lower", "lower bound", "gap"], _answer_rows(rows_n, key="n"),
+              emphasis=2)
+    for mech in sc["mechanisms"]:
+        doc.img(plots.line_plot(_with_answer(rows_n, mech, ("upper", "lower")), "n",
+                                "epsilon", "bound",
+                                os.path.join(out, f"eps_vs_n_{_slug(mech)}.png"),
+                                logx="auto", logy="auto", frame=True,
+                                xlabel="n (users)", ylabel=_ylabel(sc, d),
+                                title=f"{mech}: ε vs n, ε0 = {e0:g}, δ = {_g(d)}, one round"
+                                      + _plot_setting(sc)),
+                f"epsilon vs n for {mech}")
+
+
+_ROUTES = ("rdp", "kov15", "pld")
+# KOV15 costs seconds per point and is far above the other routes: a few decades suffice.
+_KOV15_T = (10, 100, 1000, 10_000)
 
 
 def section_rounds(doc, sc, out, jobs, ctx):
-    """3. ε against T: the best valid answer at every T (T = 1 included) and, for
-    comparison, the best bound through each composition route."""
-    d, n, e0 = sc["delta"], sc["n"], sc["eps0_fixed"]
-    mech = sc["mechanisms"][0]      # each multi-round point of a clone pair costs seconds
-    proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
+    """3. ε against T for every mechanism: the best valid answer at every T (T = 1
+    included) and, for comparison, the best bound through each composition route."""
+    d, n, e0, rel = sc["delta"], sc["n"], sc["eps0_fixed"], sc["relation"]
     rows_t, table = [], []
-    for T in sc["rounds"]:
-        ans = _epsilon(proto, d, T)
-        rows_t.append({"mechanism": mech, "rounds": T, "composition": ans.composition,
-                       "epsilon": ans.epsilon, "bound": ans.bound, "kind": "answer",
-                       "valid_for": ans.valid_for, "series": "answer"})
-        per_route = {}
-        for comp in ("rdp", "kov15", "pld"):
-            if T == 1 and comp == "kov15":
-                continue                       # nothing to compose in one round
+    for mech in sc["mechanisms"]:
+        proto = _proto(sc, mech, e0, n)
+        for T in sc["rounds"]:
             try:
-                r = _epsilon(proto, d, T, composition=comp)
-            except NotApplicableError:
+                ans = _epsilon(proto, d, T, relation=rel)
+            except (NotApplicableError, ValueError) as exc:
+                table.append([mech, T, None, str(exc), "-", "-", None, None, None])
                 continue
-            per_route[comp] = r
-            rows_t.append({"mechanism": mech, "rounds": T, "composition": comp,
-                           "epsilon": r.epsilon, "bound": r.bound, "kind": r.kind,
-                           "valid_for": r.valid_for, "series": f"{r.bound} via {comp}"})
-        table.append([T, ans.epsilon, ans.bound, ans.composition, ans.scope]
-                     + [per_route[c].epsilon if c in per_route else None
-                        for c in ("rdp", "kov15", "pld")])
-    ctx["rounds_answers"] = {T: row[1] for T, row in zip(sc["rounds"], table)}
+            rows_t.append({"mechanism": mech, "rounds": T, "composition": ans.composition,
+                           "epsilon": ans.epsilon, "bound": ans.bound, "kind": "answer",
+                           "valid_for": ans.valid_for, "series": "answer",
+                           "relation": _rel(sc)})
+            per_route = {}
+            for comp in _ROUTES:
+                if T == 1 and comp != "pld":
+                    # One round: nothing to compose (the rdp "route" would be another
+                    # bound's one-round RDP conversion, a kink in the line, not a route).
+                    continue
+                if comp == "kov15" and (mech != sc["mechanisms"][0] or T not in _KOV15_T):
+                    continue                   # seconds per point, far above the others
+                try:
+                    # The answer is the best over every route: when it came through this
+                    # route it is this route's best too (no second search).
+                    r = (ans if ans.composition == comp else
+                         _epsilon(proto, d, T, composition=comp, relation=rel))
+                except (NotApplicableError, ValueError):
+                    continue
+                per_route[comp] = r
+                rows_t.append({"mechanism": mech, "rounds": T, "composition": comp,
+                               "epsilon": r.epsilon, "bound": r.bound, "kind": r.kind,
+                               "valid_for": r.valid_for, "relation": _rel(sc),
+                               "series": f"best via {comp}"})
+            table.append([mech, T, ans.epsilon, ans.bound, ans.composition, ans.scope]
+                         + [per_route[c].epsilon if c in per_route else None
+                            for c in _ROUTES])
+            if mech == sc["mechanisms"][0]:
+                ctx.setdefault("rounds_answers", {})[T] = ans.epsilon
     write_csv(rows_t, os.path.join(out, "eps_vs_rounds.csv"),
               ["mechanism", "rounds", "series", "composition", "epsilon", "bound", "kind",
-               "valid_for"])
-    doc.h(f"{ctx['num']}. epsilon against rounds T ({mech}, eps0 = {e0:g}, n = {n}, "
-          f"delta = {d:g})")
+               "valid_for", "relation"])
+    doc.h(f"{ctx['num']}. epsilon against rounds T (eps0 = {e0:g}, n = {n:,}, delta = {_g(d)}, "
+          f"{_rel(sc)} neighbours)")
     doc.p("answer: the smallest valid upper bound at each T, over every bound and route "
           "(at T = 1 it is the answer of the epsilon-against-eps0 table). The route columns "
           "give the best bound through one composition route: rdp = per-round RDP summed and "
           "converted; kov15 = per-round (epsilon, delta) composed by Kairouz-Oh-Viswanath "
           "2015 with the delta split optimised; pld = the dominating pair's privacy-loss "
-          "distribution composed numerically (dp_accounting).")
-    doc.table(["T", "answer (upper)", "bound", "route", "valid for", "best via rdp",
-               "best via kov15", "best via pld"], table, emphasis=1)
-    doc.img(plots.line_plot(rows_t, "rounds", "epsilon", "series",
-                            os.path.join(out, "eps_vs_rounds.png"), logx=True, logy=True,
-                            title=f"{mech}: epsilon vs rounds, eps0 = {e0:g}, n = {n}, "
-                                  f"delta = {d:g}"), "epsilon vs rounds")
+          "distribution composed numerically (dp_accounting). kov15 is computed for the "
+          f"first mechanism ({sc['mechanisms'][0]}) at T = 10, 100, 1,000 and 10,000 only: "
+          "seconds per point, and far above the other routes.")
+    doc.table(["mechanism", "T", f"answer (upper, {_rel(sc)})", "bound", "route",
+               "valid for", "best via rdp", "best via kov15", "best via pld"], table,
+              emphasis=2)
+    for mech in sc["mechanisms"]:
+        sub = [dict(r, bound=r["composition"] if r["kind"] != "answer" else "answer")
+               for r in rows_t if r["mechanism"] == mech]
+        doc.img(plots.line_plot(sub, "rounds", "epsilon", "series",
+                                os.path.join(out, f"eps_vs_rounds_{_slug(mech)}.png"),
+                                logx="auto", logy="auto", frame=True,
+                                xlabel="T (rounds, each a fresh shuffled release)",
+                                ylabel=_ylabel(sc, d),
+                                title=f"{mech}: ε vs T, ε0 = {e0:g}, n = {n:,}, δ = {_g(d)}"
+                                      + _plot_setting(sc)),
+                f"epsilon vs rounds for {mech}")
 
 
 def section_rdp(doc, sc, out, jobs, ctx):
     """4. RDP curves of every bound with an RDP view."""
     from .bounds import all_bounds
-    n, e0 = sc["n"], sc["eps0_fixed"]
+    n, e0, rel = sc["n"], sc["eps0_fixed"], sc["relation"]
     rows_r = []
     for mech in sc["mechanisms"]:
-        proto = _protocol({"mechanism": mech, "eps0": e0, "n": n})
+        proto = _proto(sc, mech, e0, n)
         for b in all_bounds():
             if not b.has_rdp or b.check(proto):
                 continue
             try:
-                c = _rdp(proto, [o for o in sc["orders"] if o <= b.max_order(proto)], bound=b.id)
+                c = _rdp(proto, [o for o in sc["orders"] if o <= b.max_order(proto)],
+                         bound=b.id, relation=rel)
             except (NotApplicableError, ValueError):
                 continue
             for o, v in zip(c.orders, c.values):
                 rows_r.append({"mechanism": mech, "bound": b.id, "kind": c.kind,
                                "order": float(o), "rdp": float(v), "valid_for": c.valid_for,
-                               "series": f"{b.id}"})
+                               "series": f"{b.id}", "relation": _rel(sc)})
+    doc.h(f"{ctx['num']}. Rényi DP of one round (eps0 = {e0:g}, n = {n:,}, "
+          f"{_rel(sc)} neighbours)")
+    if not rows_r:
+        doc.p("No bound of this deployment has a Rényi-DP view under "
+              f"{_rel(sc)} neighbours.")
+        return
     write_csv(rows_r, os.path.join(out, "rdp_curves.csv"))
-    doc.h(f"{ctx['num']}. RDP curves (eps0 = {e0:g}, n = {n}, one round)")
-    doc.p("Lower-bound curves are exact Rényi divergences of a specific instance; converting "
-          "them to (epsilon, delta) gives the best any RDP analysis could do, not a lower bound.")
+    doc.p("Each curve is a bound on the Rényi divergence of order alpha between the outputs "
+          "on neighbouring datasets, for one round (T rounds add up). Lower-bound curves are "
+          "exact Rényi divergences of a specific instance; converting them to (epsilon, delta) "
+          "gives the best any RDP analysis could do, not a lower bound.")
     first = [r for r in rows_r if r["mechanism"] == sc["mechanisms"][0]]
     doc.img(plots.line_plot(first, "order", "rdp", "series", os.path.join(out, "rdp_curves.png"),
-                            logx=True, logy=True,
-                            title=f"{sc['mechanisms'][0]}: RDP vs order, eps0 = {e0:g}, "
-                                  f"n = {n}, one round"), "RDP curves")
+                            logx=True, logy=True, frame=True, xlabel="Rényi order α",
+                            ylabel=f"Rényi DP ε(α) of one round ({_rel(sc)})",
+                            title=f"{sc['mechanisms'][0]}: Rényi DP vs order α, ε0 = {e0:g}, "
+                                  f"n = {n:,}, one round" + _plot_setting(sc)), "RDP curves")
 
 
 def _cal_row(question, c, setting, integer=False):
-    val = str(int(c.value)) if integer else _fmt(c.value)
-    return [question, val, c.epsilon, c.bound, c.runner_up_text() or "-", setting]
+    val = f"{int(c.value):,}" if integer else _fmt(c.value)
+    return [question, val, c.epsilon, _short(c.relation), c.bound, c.runner_up_text() or "-",
+            setting]
 
 
 def section_calibration(doc, sc, out, jobs, ctx):
-    """5. Calibration: the parameter that meets a target."""
-    d, n, e0 = sc["delta"], sc["n"], sc["eps0_fixed"]
-    doc.h(f"{ctx['num']}. Calibration: the parameter that meets a target (delta = {d:g})")
+    """5. Calibration: the parameter that meets the scenario's target (every mechanism)."""
+    d, n, e0, rel = sc["delta"], sc["n"], sc["eps0_fixed"], sc["relation"]
     tgt, T = sc["calibration"]["epsilon"], sc["calibration"]["rounds"]
+    samp = _sampling(sc["sampling"])
+    doc.h(f"{ctx['num']}. Calibration: the parameter that meets epsilon = {tgt:g} at "
+          f"delta = {_g(d)} ({_rel(sc)} neighbours)")
     cal_rows = []
+
+    def ask(question, fn, setting, integer=False):
+        try:
+            cal_rows.append(_cal_row(question, fn(), setting, integer))
+        except (NotApplicableError, ValueError) as exc:
+            cal_rows.append([question, "-", None, _rel(sc), str(exc), "-", setting])
+
     for mech in sc["mechanisms"]:
         k = None if mech == "ldp" else int(mech.split(":")[1]) if ":" in mech else 2
-        try:
-            c = _cal.eps0(n, tgt, d, T, k=k)
-            cal_rows.append(_cal_row(f"largest eps0 ({mech})", c,
-                                     f"n={n}, T={T}, target eps={tgt:g}"))
-        except (NotApplicableError, ValueError) as exc:
-            cal_rows.append([f"largest eps0 ({mech})", "-", None, str(exc), "-", ""])
-    try:
-        c = _cal.rounds(_protocol({"mechanism": "ldp", "eps0": e0, "n": n}), tgt, d)
-        cal_rows.append(_cal_row("largest T (ldp)", c,
-                                 f"eps0={e0:g}, n={n}, target eps={tgt:g}", integer=True))
-    except (NotApplicableError, ValueError) as exc:
-        cal_rows.append(["largest T (ldp)", "-", None, str(exc), "-", ""])
-    try:
-        c = _cal.users(_mech("ldp", e0), tgt / 4, d, 1)
-        cal_rows.append(_cal_row("smallest n (ldp)", c,
-                                 f"eps0={e0:g}, T=1, target eps={tgt / 4:g}", integer=True))
-    except (NotApplicableError, ValueError) as exc:
-        cal_rows.append(["smallest n (ldp)", "-", None, str(exc), "-", ""])
-    write_csv([dict(zip(["question", "answer", "epsilon", "bound", "runner_up", "setting"], r))
-               for r in cal_rows], os.path.join(out, "calibration.csv"))
-    doc.p("runner-up: the parameter the next-best bound would allow on its own.")
-    doc.table(["question", "answer", "certified epsilon", "bound", "runner-up", "setting"],
-              cal_rows)
+        ask(f"largest eps0 ({mech})",
+            lambda: _cal.eps0(n, tgt, d, T, k=k, sampling=samp, relation=rel),
+            f"n = {n:,}, T = {T}, target eps = {tgt:g}")
+    first = sc["mechanisms"][0]            # a T search costs seconds per mechanism
+    ask(f"largest T ({first})",
+        lambda: _cal.rounds(_proto(sc, first, e0, n), tgt, d, relation=rel),
+        f"eps0 = {e0:g}, n = {n:,}, target eps = {tgt:g}", integer=True)
+    if T * e0 <= tgt:
+        # One user already meets the target: a row per mechanism saying "1" says nothing.
+        doc.p(f"Smallest n: not asked, the answer is 1 user for every mechanism: eps0 = "
+              f"{e0:g} over T = {T} round(s) already meets the target epsilon = {tgt:g} "
+              "without shuffling (the trivial bound, T * eps0). A smaller target or more "
+              "rounds in the scenario's calibration table asks for more users.")
+    else:
+        for mech in sc["mechanisms"]:
+            ask(f"smallest n ({mech})",
+                lambda: _cal.users(_mech(mech, e0), tgt, d, T, sampling=samp, relation=rel),
+                f"eps0 = {e0:g}, T = {T}, target eps = {tgt:g}", integer=True)
+    hdr = ["question", "answer", "certified epsilon", "neighbours", "bound", "runner-up",
+           "setting"]
+    write_csv([dict(zip(["question", "answer", "epsilon", "relation", "bound", "runner_up",
+                         "setting"], r)) for r in cal_rows], os.path.join(out, "calibration.csv"))
+    doc.p(f"Every row meets the scenario's target epsilon = {tgt:g} at delta = {_g(d)}: "
+          f"{_sampling_text(sc['sampling'])}. runner-up: the parameter the next-best bound "
+          "would allow on its own.")
+    doc.table(hdr, cal_rows, emphasis=1)
+    ctx["calibration_rows"] = cal_rows
 
 
 def section_gaussian(doc, sc, out, jobs, ctx):
@@ -498,15 +730,20 @@ def section_gaussian(doc, sc, out, jobs, ctx):
     DP-SGD baselines at the same noise multiplier, every number with its relation."""
     g = sc["gaussian"]
     mech = _gaussian_mech(g)
-    z, s, q, T, d = mech.noise_multiplier, mech.sigma, g["checkin"], g["rounds"], g["delta"]
-    proto = Shuffle(mech, g["n"], sampling=CheckIn(q))
-    doc.h(f"{ctx['num']}. Federated learning: shuffled Gaussian with check-in (n = {g['n']}, "
-          f"noise multiplier {z:g} = sigma {s:g} per unit l2 diameter, check-in rate {q:g}, "
-          f"T = {T}, delta = {d:g})")
+    z, s, T, d = mech.noise_multiplier, mech.sigma, g["rounds"], g["delta"]
+    q = g.get("checkin")
+    samp = _sampling(g)
+    proto = Shuffle(mech, g["n"], sampling=samp)
+    how = (f"check-in rate {q:g}" if q is not None else
+           f"{samp.size:,} users sampled without replacement per round")
+    doc.h(f"{ctx['num']}. Federated learning: shuffled Gaussian (n = {g['n']:,}, noise "
+          f"multiplier {z:g} = sigma {s:g} per unit l2 diameter, {how}, T = {T:,}, "
+          f"delta = {_g(d)})")
     doc.p(f"The setting of the shuffle-Gaussian learning experiment (Liew & Takahashi, "
-          f"arXiv:2206.09569, MNIST): every round each of the n = {g['n']} users checks in "
-          f"with probability {q:g}, clips its gradient to l2 norm C and adds N(0, z^2 C^2 I) "
-          f"itself, with noise multiplier z = {z:g}; a shuffler hides who sent which report and "
+          f"arXiv:2206.09569, MNIST): every round, of the n = {g['n']:,} users, "
+          f"{_sampling_text(g)}; each participant clips its gradient to l2 norm C and adds "
+          f"N(0, z^2 C^2 I) itself, with noise multiplier z = {z:g}; a shuffler hides who sent "
+          "which report and "
           f"the server averages the reports. Two clipped gradients are up to 2C apart, so in "
           f"this library's unit the per-user mechanism is Gaussian({s:g}) = "
           f"Gaussian.from_noise_multiplier({z:g}) (sigma per unit l2 diameter). The central "
@@ -517,10 +754,14 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         doc.table(["bound", "epsilon", "kind", "composition", "neighbours", "valid for"],
                   [[c.bound, c.epsilon, c.kind, c.composition, "replace-one", c.valid_for]
                    for c in r.candidates])
-        doc.p(f"Answer: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}', replace-one "
+        lead = ("Answer" if sc["relation"] == "replace_one"
+                else "For comparison, under replace-one neighbours")
+        doc.p(f"{lead}: epsilon = {_fmt(r.epsilon)} ({r.kind} bound '{r.bound}', replace-one "
               "neighbours). A valid amplified bound: it covers any pair of datasets differing "
               "in one user's vector, and assumes the server sees the participants' shuffled "
               "reports and their number, not who took part.")
+        if sc["relation"] == "replace_one":
+            ctx["gaussian_answer"] = r
         est = [c for c in r.candidates if c.kind == "estimate"]
         if est:
             doc.p(f"Estimate: epsilon = {_fmt(min(c.epsilon for c in est))} "
@@ -540,9 +781,13 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         # The same protocol under add/remove neighbours (the victim present or absent; the
         # relation of the central baselines and of the learning paper): docs/relations.md.
         ra = _epsilon(proto, d, T, relation="add_or_remove_one")
-        doc.p(f"Under add/remove neighbours (the victim's data present or absent, the relation "
-              f"Opacus and dp_accounting use): epsilon = {_fmt(ra.epsilon)} ({ra.kind} bound "
+        lead = ("Answer (add/remove neighbours: " if sc["relation"] == "add_or_remove_one"
+                else "Under add/remove neighbours (")
+        doc.p(f"{lead}the victim's data present or absent, the relation Opacus and "
+              f"dp_accounting use): epsilon = {_fmt(ra.epsilon)} ({ra.kind} bound "
               f"'{ra.bound}').")
+        if sc["relation"] == "add_or_remove_one":
+            ctx["gaussian_answer"] = ra
         comparison.append([f"shuffled: each user adds noise multiplier {z:g} to its own "
                            "report", "each user, before the shuffler", "add/remove",
                            ra.epsilon, ra.kind, f"shuffledp '{ra.bound}'"])
@@ -550,7 +795,12 @@ def section_gaussian(doc, sc, out, jobs, ctx):
         doc.p(f"Under add/remove neighbours no bound applies: {exc}")
     try:
         from .baselines import central_baselines
-        b = central_baselines(q, z, T, d)
+        if q is None:
+            doc.p("Central DP-SGD baselines are computed for Poisson (check-in) sampling "
+                  "only; this deployment samples a fixed number of users per round.")
+            b = None
+        else:
+            b = central_baselines(q, z, T, d)
     except ImportError:
         doc.p("Central baselines omitted: they need the optional package dp-accounting "
               "(pip install 'shuffledp[pld]').")
@@ -566,7 +816,7 @@ def section_gaussian(doc, sc, out, jobs, ctx):
             [central, "trusted server", "replace-one", b["pld_replace_one"], "upper",
              "dp_accounting PLDAccountant (REPLACE_ONE)"]]
     if comparison:
-        doc.p(f"Shuffled and central at the same noise multiplier z = {z:g} and delta = {d:g} "
+        doc.p(f"Shuffled and central at the same noise multiplier z = {z:g} and delta = {_g(d)} "
               "(upper bounds, each with its neighbouring relation):")
         doc.table(["protocol", "who adds the noise", "neighbours", "epsilon", "kind",
                    "computed by"], comparison, emphasis=3)
@@ -580,6 +830,106 @@ def section_gaussian(doc, sc, out, jobs, ctx):
               "model, not bounds for the shuffled protocol. Like for like, compare rows with "
               "the same relation: shuffled and central add/remove, shuffled and central "
               "replace-one.")
+
+
+_RELATION_SENTENCE = {
+    "replace_one": ("replace-one: the two datasets compared have the same n users and differ "
+                    "in one user's input. Numbers under this relation are not comparable with "
+                    "add/remove numbers (the relation of Opacus and dp_accounting's DP-SGD "
+                    "accounting); see docs/relations.md."),
+    "add_or_remove_one": ("add/remove: one dataset holds the victim's data and the other does "
+                          "not (n is the size of the larger one). Numbers under this relation "
+                          "are not comparable with replace-one numbers; see "
+                          "docs/relations.md."),
+}
+
+
+def summary(doc, sc, ctx):
+    """The box a review board reads first: the answer, what it assumes, the neighbouring
+    relation and what it does not cover. Every number comes from ``sd.epsilon`` /
+    ``sd.calibrate`` (the same calls as the sections below)."""
+    d, n, e0, rel = sc["delta"], sc["n"], sc["eps0_fixed"], sc["relation"]
+    ldp_sections = [x for x in sc["sections"] if x != "gaussian"]
+    parts = []
+    if ldp_sections:
+        t_max = max(sc["rounds"]) if "rounds" in sc["sections"] else 1
+        rows = []
+        for mech in sc["mechanisms"]:
+            proto = _proto(sc, mech, e0, n)
+            try:
+                r1 = _epsilon(proto, d, 1, relation=rel)
+                rt = _epsilon(proto, d, t_max, relation=rel) if t_max > 1 else None
+            except (NotApplicableError, ValueError) as exc:
+                rows.append([mech, e0, None, None, str(exc), "-"])
+                continue
+            bound = r1.bound if rt is None or rt.bound == r1.bound else f"{r1.bound}; {rt.bound}"
+            rows.append([mech, e0, r1.epsilon, rt.epsilon if rt else None, bound,
+                         r1.scope or r1.valid_for])
+        first = rows[0]
+        if first[2] is not None:
+            tail = (f"; after T = {t_max:,} rounds, epsilon <= {_fmt(first[3])}"
+                    if first[3] is not None else "")
+            parts.append(("p", f"{n:,} users, each report from a local randomizer with "
+                               f"eps0 = {e0:g} ({first[0]}), shuffled; "
+                               f"{_sampling_text(sc['sampling'])}. One round is "
+                               f"(epsilon, delta)-DP with epsilon <= {_fmt(first[2])} at "
+                               f"delta = {_g(d)}{tail} (upper bounds, {_rel(sc)} neighbours)."))
+        hdr = ["mechanism", "eps0", f"epsilon, one round (upper, {_rel(sc)})"]
+        if t_max > 1:
+            hdr.append(f"epsilon after T = {t_max:,} rounds (upper, {_rel(sc)})")
+        hdr += ["bound", "valid for"]
+        parts.append(("t", (hdr, [r if t_max > 1 else r[:3] + r[4:] for r in rows], 2)))
+    if "calibration" in sc["sections"] and ctx.get("calibration_rows"):
+        c = sc["calibration"]
+        first = sc["mechanisms"][0]
+        got = [f"{r[0]} = {r[1]}" for r in ctx["calibration_rows"]
+               if r[1] != "-" and r[0].endswith(f"({first})")]
+        parts.append(("p", f"Calibration at the target epsilon = {c['epsilon']:g}, delta = "
+                           f"{_g(d)} ({_rel(sc)}; section "
+                           f"{sc['sections'].index('calibration') + 1}): " + "; ".join(got)
+                           + "."))
+    g, ga = sc["gaussian"], ctx.get("gaussian_answer")
+    if g is not None and ga is not None:
+        z = ga.protocol.mechanism.noise_multiplier
+        parts.append(("p", f"Federated learning (section {sc['sections'].index('gaussian') + 1}"
+                           f"): n = {g['n']:,}, noise multiplier {z:g}, {_sampling_text(g)}: after T = {g['rounds']:,} rounds epsilon <= "
+                           f"{_fmt(ga.epsilon)} at delta = {_g(g['delta'])} (upper bound "
+                           f"'{ga.bound}', {_short(ga.relation)} neighbours)."))
+    parts.append(("h", "What it assumes"))
+    parts.append(("ul", [
+        "A trusted shuffler: the analyst sees the multiset of each round's reports (and how "
+        "many there are), never who sent which report, and no metadata that links a report "
+        "to its sender (addresses, timing, order of arrival).",
+        "Each user runs the stated local randomizer on its own input with fresh, independent "
+        "randomness in every round. 'valid for' names the randomizers a number holds for: "
+        "ldp = any eps0-LDP randomizer; class-S and this-randomizer = only the named one.",
+        f"The population is as stated: n = {n:,} users in the main sections"
+        + (f", {sc['gaussian']['n']:,} in the federated-learning section"
+           if sc["gaussian"] is not None and "gaussian" in sc["sections"] else "")
+        + "; " + _sampling_text(sc["sampling"]) + ". A guarantee for n users also holds "
+        "for more users, not for fewer.",
+        "Several rounds are composed as separate releases (RDP, KOV15 or PLD composition, "
+        "each valid when a round's randomizer is chosen after seeing earlier outputs).",
+    ]))
+    parts.append(("h", "Neighbouring relation"))
+    parts.append(("p", _RELATION_SENTENCE[rel] + " Every number in this report is stated "
+                  "with its relation."))
+    not_covered = [
+        "A shuffler that colludes with the analyst or is compromised: each report is then "
+        "protected only by its local randomizer (eps0 per report).",
+        "A user who sends more than one report per round, or one person behind several "
+        "users (group privacy): the guarantee is per user as modelled.",
+        "Releases outside this scenario about the same users: compose them in one ledger "
+        "(shuffledp compose, docs/ledger.md).",
+        "Lower bounds and estimates: shown for comparison, never a guarantee; only numbers "
+        "labelled upper are.",
+    ]
+    if g is not None and "gaussian" in sc["sections"]:
+        not_covered.append("The central DP-SGD rows of the federated-learning section: a "
+                           "different trust model (a trusted server adds the noise).")
+    parts.append(("h", "What it does not cover"))
+    parts.append(("ul", not_covered))
+    doc.box("Summary", parts, at=0)
 
 
 _SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds,
@@ -615,6 +965,7 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
                 ctx["num"] = num
                 _SECTION_FUNCS[name](doc, sc, out, sc["jobs"], ctx)
                 bar.update(note=name)
+            summary(doc, sc, ctx)
             bar.update(note="writing")
     checks = {}
     ans1 = ctx.get("rounds_answers", {}).get(1)

@@ -165,9 +165,14 @@ def evaluate(point: dict) -> list[dict]:
     T = int(point.get("rounds", 1))
     lower = bool(point.get("lower", True))
     base = {**_inputs(point), "n": proto.n, "rounds": T, "delta": delta, "lower": lower}
+    # ``relation`` (the report's scenario key) rides along in the row, not in KEY_FIELDS:
+    # a streamed sweep CSV is always replace-one.
+    kw = {"relation": point["relation"]} if point.get("relation") else {}
+    if kw:
+        base["relation"] = point["relation"]
     try:
         r = _epsilon(proto, delta, T, bound=point.get("bound"),
-                     composition=point.get("composition"), lower=lower)
+                     composition=point.get("composition"), lower=lower, **kw)
     except NotApplicableError as exc:
         # No number: kind, epsilon and valid_for stay empty (never a NaN or a reason in a
         # field that means something else); the reason has its own column.

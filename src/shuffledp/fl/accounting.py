@@ -83,13 +83,24 @@ def protocol(n: int, checkin: float, noise_multiplier: float, reading: str = "re
 
 
 def checkpoints(rounds: int, count: int = 40) -> list:
-    """About ``count`` rounds in 1..rounds: half log-spaced, half evenly spaced, with the last."""
+    """Exactly ``min(count, rounds)`` rounds in 1..rounds: half log-spaced, half evenly
+    spaced, always the last. Log- and evenly spaced rounds can coincide (and early log
+    steps round to the same integer); the count is then made up from finer even spacings,
+    so a user asking for 10 checkpoints gets 10."""
     rounds, count = int(rounds), max(int(count), 2)
     if rounds <= count:
         return list(range(1, rounds + 1))
     lo = np.unique(np.round(np.geomspace(1, rounds, count // 2)).astype(int))
     li = np.unique(np.round(np.linspace(1, rounds, count - count // 2)).astype(int))
-    return sorted(set(lo.tolist()) | set(li.tolist()) | {rounds})
+    pts = set(lo.tolist()) | set(li.tolist()) | {rounds}
+    k = count
+    while len(pts) < count:
+        k += 1
+        for t in np.round(np.linspace(1, rounds, k)).astype(int).tolist():
+            if len(pts) >= count:
+                break
+            pts.add(t)
+    return sorted(pts)
 
 
 def _central(checkin: float, noise_multiplier: float, rounds: int, delta: float,
