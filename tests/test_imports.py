@@ -167,3 +167,42 @@ def test_the_pairs_check_finds_an_upward_import():
     assert any(b.startswith("shuffledp.pairs.clone.hockey ->") and "shuffledp.ledger" in b
                for b in bad)
     assert not _above_pairs("shuffledp.boundsx") and _above_pairs("shuffledp.bounds.clones")
+
+
+def _private_imports() -> list[tuple[str, str]]:
+    """(importing module, imported name) for every private name (one leading underscore)
+    imported from a module in another folder. The package's private *modules* (``_lazy``,
+    ``_validate``, ``_memo``, ...) are its internals and may be imported anywhere inside it;
+    a private function, class or constant may only be imported by a module of its own
+    folder (a name another layer needs is given a public name)."""
+    out = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        here = list(rel.parent.parts)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                target = base + (node.module.split(".") if node.module else [])
+            elif (node.module or "").split(".")[0] == PKG:
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for a in node.names:
+                if not a.name.startswith("_") or a.name.startswith("__"):
+                    continue
+                if (SRC.joinpath(*target, a.name + ".py").exists()
+                        or SRC.joinpath(*target, a.name).is_dir()):
+                    continue                        # a private module: package internals
+                # the module holding the name: target (a module path); its folder
+                mod_dir = target[:-1] if SRC.joinpath(*target).with_suffix(".py").exists() \
+                    else target
+                if mod_dir != here:
+                    out.append((str(rel), ".".join(target + [a.name])))
+    return out
+
+
+def test_no_private_name_is_imported_from_another_folder():
+    bad = _private_imports()
+    assert not bad, f"private names imported across folders (give them public names): {bad}"

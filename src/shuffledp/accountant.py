@@ -47,7 +47,7 @@ def _check_common(rounds, composition):
     return rounds
 
 
-def _check_relation(proto, relation) -> str:
+def check_relation(proto, relation) -> str:
     """The canonical relation; add/remove with every user reporting is refused (no finite
     guarantee: the count of reports reveals presence)."""
     rel = _relation(relation)
@@ -56,18 +56,18 @@ def _check_relation(proto, relation) -> str:
     return rel
 
 
-def _ask(proto, ask: Ask, rounds, *, bound=None, composition=None, upper_only=False,
-         lower=True, target=None, relation=REPLACE_ONE) -> Result:
+def ask_protocol(proto, ask: Ask, rounds, *, bound=None, composition=None,
+                 upper_only=False, lower=True, target=None, relation=REPLACE_ONE) -> Result:
     """``select`` after the protocol and relation checks (the public questions' common path)."""
     proto = _check_proto(proto)
     if proto.is_deployment:
         # k reports per user, dummies, colluders: the best over the reductions to plain
         # protocols (shuffledp.deployment, docs/deployments.md).
         from . import deployment
-        return deployment.ask(_ask, proto, ask, rounds, bound=bound, composition=composition,
-                              upper_only=upper_only, lower=lower, target=target,
-                              relation=relation)
-    relation = _check_relation(proto, relation)
+        return deployment.ask(ask_protocol, proto, ask, rounds, bound=bound,
+                              composition=composition, upper_only=upper_only, lower=lower,
+                              target=target, relation=relation)
+    relation = check_relation(proto, relation)
     return select(proto, ask, rounds, bound=bound, composition=composition,
                   upper_only=upper_only, lower=lower, target=target, relation=relation)
 
@@ -119,7 +119,7 @@ def epsilon(proto: Shuffle, delta: float, rounds: int = 1, *, bound: str | None 
     """
     d = v.probability("delta", delta)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, EpsilonAt(d), rounds, bound=bound, composition=composition,
+    return ask_protocol(proto, EpsilonAt(d), rounds, bound=bound, composition=composition,
                 lower=_flag(lower), relation=relation)
 
 
@@ -162,7 +162,7 @@ def delta(proto: Shuffle, epsilon: float, rounds: int = 1, *, bound: str | None 
     """
     e = v.real("epsilon", epsilon, lo=0.0)
     rounds = _check_common(rounds, composition)
-    return _ask(proto, DeltaAt(e), rounds, bound=bound, composition=composition,
+    return ask_protocol(proto, DeltaAt(e), rounds, bound=bound, composition=composition,
                 lower=_flag(lower), relation=relation)
 
 
@@ -213,7 +213,7 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     if proto.is_deployment:
         from . import deployment        # the pointwise best over the reductions
         return deployment.rdp(rdp, proto, lam, rounds, bound, relation)
-    relation = _check_relation(proto, relation)
+    relation = check_relation(proto, relation)
     adj = adjacency_text(relation)
     if bound is not None:
         b = named_bound(proto, bound, relation)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import _validate as v
-from .accountant import _ask
+from .accountant import ask_protocol
 from .views import EpsilonAt
 from .bounds.base import CannotBeat
 
@@ -219,10 +219,10 @@ def _best_cached(proto, delta, T, only, relation=REPLACE_ONE):
     # (protocols are frozen and hashable; a Result is never modified).
     if only is not None:
         try:
-            return _ask(proto, EpsilonAt(delta), T, bound=only, relation=relation)
+            return ask_protocol(proto, EpsilonAt(delta), T, bound=only, relation=relation)
         except (NotApplicableError, ArithmeticError):
             return _Missed()
-    return _ask(proto, EpsilonAt(delta), T, upper_only=True, relation=relation)
+    return ask_protocol(proto, EpsilonAt(delta), T, upper_only=True, relation=relation)
 
 
 def _meets(proto, delta, T, target, relation=REPLACE_ONE, run: _Run = _PLAIN) -> float:
@@ -231,7 +231,7 @@ def _meets(proto, delta, T, target, relation=REPLACE_ONE, run: _Run = _PLAIN) ->
     candidate provably stays above the target."""
     run.tick()
     try:
-        return _ask(proto, EpsilonAt(delta), T, upper_only=True, target=target,
+        return ask_protocol(proto, EpsilonAt(delta), T, upper_only=True, target=target,
                     relation=relation).epsilon
     except CannotBeat as exc:
         return max(exc.floor, math.nextafter(target, math.inf))
@@ -587,7 +587,7 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
             raise NotApplicableError("the runner-up alone: no shortcut through girgis-ub1")
         def ub1(e0):
             # Under another relation girgis-ub1 is refused (NotApplicableError): no shortcut.
-            return _ask(proto(e0), EpsilonAt(d), T, bound="girgis-ub1",
+            return ask_protocol(proto(e0), EpsilonAt(d), T, bound="girgis-ub1",
                         relation=rel).epsilon
         hi1 = lo * 2
         while ub1(hi1) <= target and hi1 < 700:

@@ -159,7 +159,7 @@ def _pld_add_remove(event, d: float, count: int):
     raise NotApplicableError(f"{type(event).__name__}: no PLD")
 
 
-def _rdp_curve(event, relation: str = "replace_one"):
+def event_rdp_curve(event, relation: str = "replace_one"):
     """RDP under the ledger's relation where the closed form is known, else None (a
     Poisson-sampled Gaussian: the ledger uses its PLD)."""
     E = _dpe()
@@ -201,7 +201,7 @@ class EventViews:
 
     @property
     def rdp(self):
-        f = _rdp_curve(self.event, self.relation)
+        f = event_rdp_curve(self.event, self.relation)
         return None if f is None else RdpView(f, 10**6, "dense")
 
     @property

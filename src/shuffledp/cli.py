@@ -52,9 +52,9 @@ def json_output(a, result: dict, protocol: Shuffle | None = None) -> str:
         rel = "add_or_remove_one"
     if "relation" in out and out["relation"] != rel:
         out["relation_text"] = out["relation"]
-    out.update({"inputs": inputs, "relation": rel, "version": _version()})
-    from .results import _jsonable
-    return json.dumps(_jsonable(out), default=str)
+    out.update({"inputs": inputs, "relation": rel, "version": version_text()})
+    from .results import jsonable
+    return json.dumps(jsonable(out), default=str)
 
 
 def _protocol_inputs(p: Shuffle) -> dict:
@@ -74,7 +74,7 @@ def _protocol_inputs(p: Shuffle) -> dict:
     return out
 
 
-def _version() -> str:
+def version_text() -> str:
     try:
         from importlib.metadata import PackageNotFoundError, version
         try:
@@ -398,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "  shuffledp calibrate eps0 --n 1e4 --epsilon 1 --delta 1e-6\n"
                         "  shuffledp <command> --help   # the options of one command\n\n"
                         + _fill(ADJACENCY_HELP))
-    ap.add_argument("--version", action="version", version=f"shuffledp {_version()}")
+    ap.add_argument("--version", action="version", version=f"shuffledp {version_text()}")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     p = sub.add_parser("epsilon", help="smallest certified epsilon for a delta",

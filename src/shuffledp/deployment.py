@@ -188,13 +188,13 @@ def _tag(red: Reduction, text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# The accountant's entry points (called at the top of accountant._ask / accountant.rdp and
+# The accountant's entry points (called at the top of accountant.ask_protocol / accountant.rdp and
 # ledger.Accountant._ask for a protocol with a deployment field set).
 # ---------------------------------------------------------------------------------------
 def ask(plain_ask, proto: Shuffle, q, rounds, *, bound=None, composition=None,
         upper_only=False, lower=True, target=None, relation="replace_one"):
-    """accountant._ask for a deployment: the best over its reductions, every candidate
-    labelled '<reduction>/<bound>'. ``plain_ask`` is accountant._ask (passed in: this module
+    """accountant.ask_protocol for a deployment: the best over its reductions, every candidate
+    labelled '<reduction>/<bound>'. ``plain_ask`` is accountant.ask_protocol (passed in: this module
     sits below the accountant and the ledger and imports neither)."""
     from .bounds.base import CannotBeat
     from .results import Candidate, Result

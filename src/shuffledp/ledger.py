@@ -50,7 +50,7 @@ from .central import (EventViews, describe_event, event_from_dict, event_to_dict
 from .errors import NotApplicableError
 from .protocols import Shuffle
 from .relations import adjacency_text
-from .results import RdpCurve, _jsonable
+from .results import RdpCurve, jsonable
 from .spec import proto_from_dict, proto_to_dict
 from .select import bound_answer, compose_parts
 from .views import Ask, DeltaAt, EpsilonAt, RdpView
@@ -95,7 +95,7 @@ class EntryShare:
     valid_for: str
 
     def to_dict(self) -> dict:
-        return _jsonable({"label": self.label, "rounds": self.rounds, "bound": self.bound,
+        return jsonable({"label": self.label, "rounds": self.rounds, "bound": self.bound,
                           "share": self.share, "valid_for": self.valid_for})
 
 
@@ -128,7 +128,7 @@ class LedgerResult:
         return float(self.epsilon if self.question == "epsilon" else self.delta)
 
     def to_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "question": self.question, "epsilon": self.epsilon, "delta": self.delta,
             "composition": self.composition, "kind": self.kind, "valid_for": self.valid_for,
             "relation": self.relation, "share_basis": self.share_basis,
@@ -219,9 +219,9 @@ class _ShuffleEntryViews:
 
     def __init__(self, proto, delta_ref: float, relation: str = "replace_one",
                  rounds: int = 1):
-        from .accountant import _check_relation
+        from .accountant import check_relation
         from .select import applicable, under
-        _check_relation(proto, relation)
+        check_relation(proto, relation)
         ok, no = applicable(proto, relation)
         self.proto = proto
         self.bounds = [b for b in ok if b.kind == "upper" and b.default]
@@ -502,7 +502,7 @@ class Accountant:
     def _one_shuffle(self, ask: Ask, e, members):
         # A one-entry ledger is the single-protocol question (the same loop).
         from . import accountant as _acc
-        r = _acc._ask(e.item, ask, e.rounds, upper_only=self.answer_only, lower=False,
+        r = _acc.ask_protocol(e.item, ask, e.rounds, upper_only=self.answer_only, lower=False,
                       relation=self.relation)
         ch = r.chosen
         val = r.epsilon if isinstance(ask, EpsilonAt) else r.delta
@@ -553,7 +553,7 @@ class Accountant:
         self._need_entries()
         if any(e.is_shuffle and e.item.is_deployment for e in self._entries):
             from . import deployment    # each deployment entry as its best reduction
-            from .accountant import _ask as plain_ask
+            from .accountant import ask_protocol as plain_ask
             return deployment.plain_ledger(self, plain_ask).to_dp_accounting(
                 discretization=discretization)
         from .composers.pld import compose_parts
@@ -662,8 +662,8 @@ def _valid_for_static(e: Entry, relation: str = "replace_one") -> str:
 
 
 def _rdp_curve_event(event, relation: str = "replace_one"):
-    from .central import _rdp_curve
-    return _rdp_curve(event, relation)
+    from .central import event_rdp_curve
+    return event_rdp_curve(event, relation)
 
 
 def _real_orders(f, lam):

@@ -80,7 +80,7 @@ def tick_label(v: float, plain: bool = True) -> str:
     return f"${m:.2g}\\times10^{{{int(math.floor(k))}}}$"
 
 
-def _axis_formatter():
+def axis_formatter():
     """Plain labels when the axis' visible range lies within [0.001, 10^7), powers of ten
     for every tick otherwise (decided per axis, from its limits)."""
     from matplotlib import ticker
@@ -225,7 +225,7 @@ def line_plot(rows, x, y, series, path, *, kind_key="kind", logx=False, logy=Fal
     if ylim is not None:
         ax.set_ylim(*ylim)
     for axis, is_log in ((ax.xaxis, logx), (ax.yaxis, logy)):
-        axis.set_major_formatter(_axis_formatter())
+        axis.set_major_formatter(axis_formatter())
         if is_log:
             axis.set_minor_formatter(ticker.NullFormatter())
     if logx:
@@ -239,7 +239,7 @@ def line_plot(rows, x, y, series, path, *, kind_key="kind", logx=False, logy=Fal
         lo_y, hi_y = ax.get_ylim()
         if hi_y / lo_y < 30:        # under ~1.5 decades: label 1-2-5 steps too
             ax.yaxis.set_minor_locator(ticker.LogLocator(subs=(2.0, 5.0)))
-            ax.yaxis.set_minor_formatter(_axis_formatter())
+            ax.yaxis.set_minor_formatter(axis_formatter())
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     ax.set_title(title, fontsize=9, wrap=True)

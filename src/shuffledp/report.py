@@ -985,8 +985,8 @@ def build(scenario: dict | None = None, out: str = "report", progress: bool | No
 
 
 def _version():
-    from .cli import _version as v
-    return v()
+    from .cli import version_text
+    return version_text()
 
 
 def _answer_rows(rows, key="eps0"):

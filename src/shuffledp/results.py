@@ -121,13 +121,13 @@ class _Number:
         return NotImplemented if x is None else float(self) >= x
 
 
-def _jsonable(x):
+def jsonable(x):
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
+        return [jsonable(v) for v in x.tolist()]
     if isinstance(x, (np.floating, float)):
         x = float(x)
         return x if math.isfinite(x) else ("inf" if x > 0 else "-inf" if x < 0 else "nan")
@@ -163,7 +163,7 @@ class Candidate(_Number):
                 f"composition={self.composition!r})")
 
     def to_dict(self) -> dict:
-        return _jsonable({"bound": self.bound, "kind": self.kind, "epsilon": self.epsilon,
+        return jsonable({"bound": self.bound, "kind": self.kind, "epsilon": self.epsilon,
                           "delta": self.delta, "seconds": self.seconds,
                           "valid_for": self.valid_for, "scope": self.scope,
                           "composition": self.composition, "details": self.details})
@@ -243,7 +243,7 @@ class Result(_Number):
         return a / b if b > 0 else math.inf
 
     def to_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "epsilon": self.epsilon, "delta": self.delta, "rounds": self.rounds,
             "bound": self.bound, "kind": self.kind, "valid_for": self.valid_for,
             "composition": self.composition, "scope": self.scope, "adjacency": self.adjacency,
@@ -327,7 +327,7 @@ class RdpCurve:
                 f"<table>{head}{body}</table><p><small>{e(self.adjacency)}</small></p>")
 
     def to_dict(self) -> dict:
-        return _jsonable({"orders": self.orders, "values": self.values, "bound": self.bound,
+        return jsonable({"orders": self.orders, "values": self.values, "bound": self.bound,
                           "kind": self.kind, "valid_for": self.valid_for, "scope": self.scope,
                           "rounds": self.rounds, "adjacency": self.adjacency,
                           "relation": self.relation,

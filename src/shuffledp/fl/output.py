@@ -161,7 +161,7 @@ def write_tradeoff_png(path, runs: list, delta: float, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..plots import _axis_formatter
+    from ..plots import axis_formatter
 
     fig, ax = plt.subplots(figsize=(9, 5.6), dpi=120)
     for key, label, style, colour in TRADEOFF_LINES:
@@ -179,7 +179,7 @@ def write_tradeoff_png(path, runs: list, delta: float, title: str) -> None:
             ax.annotate(f"z = {r['z']:g}", (e, acc), textcoords="offset points",
                         xytext=_LABEL_OFFSET[key], fontsize=7, color=colour)
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(_axis_formatter())
+    ax.xaxis.set_major_formatter(axis_formatter())
     from matplotlib import ticker
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel(f"ε at δ = {_g(delta)} after the last round (log scale)")
