@@ -279,6 +279,12 @@ def _chain(strategy):
 class ShuffleStrategy(Strategy):
     """Flower strategy wrapper for the shuffle model (see the module docstring).
 
+    After each round the privacy is logged, appended to ``history`` and added to the
+    round's training MetricRecord (``epsilon-upper-replace-one``, ...), so Flower's
+    ``Result.train_metrics_clientapp`` holds it too. ``ledger(relation)`` is the
+    ``sd.Accountant`` of the rounds so far; its ``epsilon(delta)`` is the ``upper`` number
+    (the same as ``sd.epsilon`` of the protocol and rounds). docs/flower.md.
+
     Parameters
     ----------
     strategy : flwr.serverapp.strategy.Strategy
@@ -296,12 +302,6 @@ class ShuffleStrategy(Strategy):
         (``ROUND_LABELS``; the central one needs the ``pld`` extra). Default True.
     on_round : callable, optional
         Called with each round's ``RoundPrivacy`` after its aggregation.
-
-    After each round the privacy is logged, appended to ``history`` and added to the
-    round's training MetricRecord (``epsilon-upper-replace-one``, ...), so Flower's
-    ``Result.train_metrics_clientapp`` holds it too. ``ledger(relation)`` is the
-    ``sd.Accountant`` of the rounds so far; its ``epsilon(delta)`` is the ``upper`` number
-    (the same as ``sd.epsilon`` of the protocol and rounds).
     """
 
     def __init__(self, strategy, *, noise_multiplier: float, clip: float, checkin: float,
