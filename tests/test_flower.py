@@ -130,3 +130,37 @@ def test_flower_is_imported_only_by_shuffledp_flower():
     code = "import sys, shuffledp; print(any(m.split('.')[0] == 'flwr' for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+def test_a_client_running_another_protocol_stops_the_round():
+    # In a real (tiny, torch-free) federation: the clients' ShuffleMod adds z = 2, the server
+    # accounts z = 1; the clients refuse, and the server does not aggregate or go on.
+    import numpy as np
+    from flwr.app import Array, ArrayRecord, Message, MetricRecord, RecordDict
+    from flwr.clientapp import ClientApp
+    from flwr.serverapp import ServerApp
+    from flwr.serverapp.strategy import FedAvg
+    from flwr.simulation import run_simulation
+
+    client = ClientApp(mods=[sf.ShuffleMod(2.0, 1.0, 1.0, seed=0)])
+
+    @client.train()
+    def train(msg, context):
+        w = msg.content["arrays"].to_numpy_ndarrays()[0]
+        return Message(RecordDict({"arrays": ArrayRecord({"w": Array(w + 1.0)}),
+                                   "metrics": MetricRecord({"num-examples": 1})}),
+                       reply_to=msg)
+
+    strategy = sf.ShuffleStrategy(FedAvg(fraction_evaluate=0.0), noise_multiplier=1.0,
+                                  clip=1.0, checkin=1.0, delta=1e-5, estimate=False,
+                                  central=False)
+    server = ServerApp()
+
+    @server.main()
+    def main(grid, context):
+        strategy.start(grid, ArrayRecord({"w": Array(np.zeros(3, np.float32))}), num_rounds=2)
+
+    with pytest.raises(RuntimeError, match="the server accounts noise_multiplier"):
+        run_simulation(server_app=server, client_app=client, num_supernodes=3,
+                       backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0}})
+    assert strategy.rounds == [] and strategy.history == []
