@@ -248,7 +248,7 @@ class RoundPrivacy:
 
     round: int
     users: int
-    reports: int
+    reports: int | None
     delta: float
     epsilon: dict = field(default_factory=dict)
     missing: dict = field(default_factory=dict)
@@ -362,8 +362,9 @@ class ShuffleStrategy(Strategy):
             acc.compose(round_protocol(n, self.checkin, self.noise_multiplier))
         return acc
 
-    def privacy(self, reports: int = -1) -> RoundPrivacy:
-        """Every number of ``ROUND_LABELS`` after the rounds so far."""
+    def privacy(self, reports: int | None = None) -> RoundPrivacy:
+        """Every number of ``ROUND_LABELS`` after the rounds so far (``reports``: how many
+        reports the last round had, if known)."""
         t, d = len(self.rounds), self.delta
         rp = RoundPrivacy(t, self.rounds[-1] if t else 0, reports, d)
         for lab, rel in (("upper, replace-one", REPLACE_ONE),
