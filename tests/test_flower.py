@@ -151,8 +151,9 @@ def test_a_client_running_another_protocol_stops_the_round():
                                    "metrics": MetricRecord({"num-examples": 1})}),
                        reply_to=msg)
 
-    strategy = sf.ShuffleStrategy(FedAvg(fraction_evaluate=0.0), noise_multiplier=1.0,
-                                  clip=1.0, checkin=1.0, delta=1e-5, estimate=False,
+    strategy = sf.ShuffleStrategy(FedAvg(fraction_evaluate=0.0, min_available_nodes=3),
+                                  noise_multiplier=1.0, clip=1.0, checkin=1.0, delta=1e-5,
+                                  estimate=False,
                                   central=False)
     server = ServerApp()
 

@@ -408,15 +408,19 @@ class ShuffleStrategy(Strategy):
         config[_C] = self.clip
         config[_GAMMA] = self.checkin
         config[_ROUND] = int(server_round)
+        before = set(grid.get_node_ids())
         msgs = list(self.strategy.configure_train(server_round, arrays, config, grid))
-        nodes = set(grid.get_node_ids())
+        # Clients that connect while the round is configured may or may not be in it; every
+        # client connected before must be: n is the number addressed.
+        after = set(grid.get_node_ids())
         dst = [m.metadata.dst_node_id for m in msgs]
-        if len(dst) != len(set(dst)) or set(dst) != nodes:
+        if len(dst) != len(set(dst)) or not before <= set(dst) <= after:
             raise ValueError(
                 f"every round must go to every client once: the wrapped strategy addressed "
-                f"{len(set(dst))} of {len(nodes)} clients ({len(dst)} messages). Sampling on "
+                f"{len(set(dst))} of {len(after)} clients ({len(dst)} messages). Sampling on "
                 "the server tells it who may have reported, which the check-in bound assumes "
-                "hidden; use fraction_train=1.0 and let checkin sample.")
+                "hidden; use fraction_train=1.0 (and min_available_nodes to wait for the "
+                "clients) and let checkin sample.")
         self._asked[server_round] = (len(dst), list(arrays.keys()))
         return msgs
 
