@@ -45,7 +45,7 @@ def test_tiny_federation_reports_sd_epsilon_each_round_and_learns():
         assert p.epsilon["upper, add/remove"] == float(want_ar.epsilon)
     assert hist[0].epsilon["upper, replace-one"] < hist[-1].epsilon["upper, replace-one"]
     # Test accuracy on 297 held-out digits (10 balanced classes: chance is 0.1).
-    assert out["accuracy"][-1] > 0.13
+    assert out["accuracy"][-1] > 0.13, out["accuracy"]
 
 
 def test_accounting_matches_sd_epsilon_under_both_relations():
