@@ -11,8 +11,8 @@ pytest.importorskip("ray")
 pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
-import shuffledp as sd  # noqa: E402
-from shuffledp import flower as sf  # noqa: E402
+import shuffledp as sd
+from shuffledp import flower as sf
 
 EXAMPLE = pathlib.Path(sd.__file__).parent / "examples" / "flower_digits.py"
 

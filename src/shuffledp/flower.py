@@ -40,8 +40,16 @@ import secrets
 from dataclasses import dataclass, field
 
 import numpy as np
-from flwr.app import (Array, ArrayRecord, ConfigRecord, Error, Message, MessageType,
-                      MetricRecord, RecordDict)
+from flwr.app import (
+    Array,
+    ArrayRecord,
+    ConfigRecord,
+    Error,
+    Message,
+    MessageType,
+    MetricRecord,
+    RecordDict,
+)
 from flwr.serverapp.strategy import Strategy
 
 from . import _validate as v
@@ -79,7 +87,7 @@ ROUND_LABELS = {
         "server adds N(0, z²C²I) once to the sum; dp_accounting PLD): another trust model, "
         "for comparison"),
     "central, replace-one": (
-        "central", REPLACE_ONE, "the same central baseline under replace-one neighbours"),
+        "central", REPLACE_ONE, ("the same central baseline under replace-one neighbours")),
 }
 
 
@@ -443,7 +451,7 @@ class ShuffleStrategy(Strategy):
             if stamp is None:
                 raise ValueError("a client replied without ShuffleMod's stamp: every client "
                                  "must run ClientApp(mods=[ShuffleMod(...), ...])")
-            extra = sorted(k for k in c.keys() if k != _STAMP)
+            extra = sorted(k for k in c if k != _STAMP)
             if not stamp[_REPORT]:
                 if extra:
                     raise ValueError(f"a client that did not check in sent records {extra}: "
