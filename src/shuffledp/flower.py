@@ -144,9 +144,9 @@ class ShuffleMod:
     Evaluation and query messages are refused (an error reply): a client's metrics on its own
     data, sent with its identity, are not covered by the shuffle bound.
 
-    ``seed``: None (default) draws check-in and noise from the operating system's entropy,
-    as a deployment must; an integer makes a simulation reproducible (the stream of each
-    client and round is seeded by ``(seed, partition id or node id, round)``).
+    With seed=None (default) check-in and noise are drawn from the operating system's
+    entropy, as a deployment must; an integer makes a simulation reproducible (the stream of
+    each client and round is seeded by ``(seed, partition id or node id, round)``).
     """
 
     def __init__(self, noise_multiplier: float, clip: float, checkin: float, *,
