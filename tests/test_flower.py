@@ -132,6 +132,7 @@ def test_flower_is_imported_only_by_shuffledp_flower():
                           check=True).stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_a_client_running_another_protocol_stops_the_round():
     # In a real (tiny, torch-free) federation: the clients' ShuffleMod adds z = 2, the server
     # accounts z = 1; the clients refuse, and the server does not aggregate or go on.
