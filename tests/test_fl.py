@@ -286,13 +286,13 @@ def test_best_upper_is_the_default_answer():
 def test_central_column_against_dp_accounting_and_spec_anchor():
     pytest.importorskip("dp_accounting")
     from shuffledp.baselines import central_baselines
-    from shuffledp.fl.accounting import _central
+    from shuffledp.fl.accounting import central_epsilon
     # spec anchor: q = 0.1, σ = 5, 5540 steps, δ = 1/60000, PLD ε = 6.9154 (dp_accounting's
     # default 1e-4 grid); our 1e-3 grid rounds pessimistically: never below, within 0.5 %.
-    e = _central(0.1, 5.0, 5540, 1 / 60000)
+    e = central_epsilon(0.1, 5.0, 5540, 1 / 60000)
     assert 6.9154 - 1e-3 <= e <= 6.9154 * 1.005
     ref = central_baselines(0.5, 1.0, 40, 1e-5)["pld"]
-    assert ref - 1e-9 <= _central(0.5, 1.0, 40, 1e-5) <= ref * 1.005
+    assert ref - 1e-9 <= central_epsilon(0.5, 1.0, 40, 1e-5) <= ref * 1.005
 
 
 # ---------------------------------------------------------------- end to end (short)

@@ -103,7 +103,7 @@ def checkpoints(rounds: int, count: int = 40) -> list:
     return sorted(pts)
 
 
-def _central(checkin: float, noise_multiplier: float, rounds: int, delta: float,
+def central_epsilon(checkin: float, noise_multiplier: float, rounds: int, delta: float,
              replace_one: bool = False) -> float:
     """Central DP-SGD ε (dp_accounting PLD), add/remove or replace-one neighbours."""
     import dp_accounting as dpa
@@ -174,7 +174,7 @@ def epsilon_at(n: int, checkin: float, noise_multiplier: float, rounds: int, del
     for key, rep, rel in (("central", False, "add/remove"),
                           ("central_replace_one", True, "replace-one")):
         try:
-            out[key] = (_central(checkin, noise_multiplier, rounds, delta, rep),
+            out[key] = (central_epsilon(checkin, noise_multiplier, rounds, delta, rep),
                         "dp_accounting-pld", "upper",
                         f"central DP-SGD, {rel} neighbours, trusted server")
         except ImportError:
