@@ -150,7 +150,7 @@ def test_encoder_atoms_match_matrix(cls, d, e0):
     mat = m.matrix()
     np.testing.assert_allclose(mat.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     assert sd.Randomizer(mat).eps0 == pytest.approx(e0, rel=1e-9)     # ε0 is what it says
-    want = _canon(m.blanket_pairs()[0])
+    want = _canon(gparv.pairs_of(m)[0])
     pairs = gparv.pairs_from_matrix(mat)
     for p in pairs:                  # every ordered victim pair has the same atoms
         got = _canon(p)
@@ -164,7 +164,7 @@ def test_krr_atoms_match_matrix_and_table():
     e0, k = 1.3, 6
     E = math.exp(e0)
     D = E + k - 1
-    got = _canon(sd.RandomizedResponse(e0, k).blanket_pairs()[0])
+    got = _canon(gparv.pairs_of(sd.RandomizedResponse(e0, k))[0])
     for p in gparv.pairs_from_matrix(_rr(e0, k)):
         assert _canon(p)[0].keys() == got[0].keys()
     # GPARV table row (D = e^ε0 + k − 1)
@@ -175,9 +175,9 @@ def test_krr_atoms_match_matrix_and_table():
 
 def test_rappor_finite_d_correction_is_needed():
     # the all-ones output: without it the d = 2 atoms would carry a spurious (e^ε0, e^ε0) atom
-    p = sd.RAPPOR(1.0, 2).blanket_pairs()[0]
+    p = gparv.pairs_of(sd.RAPPOR(1.0, 2))[0]
     assert not np.any((p.a > 1.5) & (p.b > 1.5))
-    q = sd.RAPPOR(1.0, 40).blanket_pairs()[0]
+    q = gparv.pairs_of(sd.RAPPOR(1.0, 40))[0]
     assert np.any((q.a > 1.5) & (q.b > 1.5))
 
 
@@ -316,7 +316,7 @@ def test_exact_sum_helper_against_plain_loop():
 
 @pytest.mark.parametrize("k,e0,eps,n", [(5, 1.0, 0.15, 150), (10, 2.0, 0.5, 120)])
 def test_engine_against_exact_sum_krr(k, e0, eps, n):
-    pair = sd.RandomizedResponse(e0, k).blanket_pairs()[0]
+    pair = gparv.pairs_of(sd.RandomizedResponse(e0, k))[0]
     vals, probs, err = pair.atoms(eps)
     ex = iid_sum.exact_positive_part(vals, probs, n)
     r = iid_sum.positive_part(vals, probs, n, value_err=err)
@@ -351,7 +351,7 @@ def test_two_stage_engine_against_exact_sum(e0, eps, n):
 @pytest.mark.parametrize("eps", [0.0, 3e-4, 1e-3])
 def test_two_stage_engine_close_to_one_stage_at_large_n(eps):
     """At n = 1e6 both are certified; the two-stage one (40x shorter FFTs) is within 0.1 %."""
-    pair = sd.RandomizedResponse(1.0, 4).blanket_pairs()[0]
+    pair = gparv.pairs_of(sd.RandomizedResponse(1.0, 4))[0]
     vals, probs, err = pair.atoms(eps)
     one = iid_sum.positive_part(vals, probs, 10**6, value_err=err, nu=12, split=False)
     two = iid_sum.positive_part(vals, probs, 10**6, value_err=err, nu=12, split=True)

@@ -21,8 +21,6 @@ PKG = "shuffledp"
 #: Cycles still in the code (issue 28 lists how they go): remove an entry when its cycle
 #: is broken; never add one.
 KNOWN_CYCLES = [
-    # The records' blanket_pairs() / matrix() ask gparv; gparv.matrix_of builds records.
-    {"shuffledp.gparv", "shuffledp.mechanisms"},
 ]
 
 

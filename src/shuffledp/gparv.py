@@ -9,8 +9,9 @@ lists the distinct (A, B) values with their masses γω summed over outputs, and
 1 − γ of the zero atom computed without cancellation.
 
 The closed forms below are derived from the definitions in ``mechanisms`` (derivations in
-docs/bounds.md, "privacy blanket"); ``matrix_of`` builds the full matrix at small d so the
-tests can compare them with the generic column-wise construction (``pairs_from_matrix``).
+docs/bounds.md, "privacy blanket"); each record's ``matrix()`` builds the full matrix at
+small d so the tests can compare them with the generic column-wise construction
+(``pairs_from_matrix``).
 Every named mechanism here is symmetric under relabelling the inputs, so one ordered pair
 (x, x') = (0, 1) represents them all (its swap has the same atoms with A and B exchanged,
 which is the same multiset after relabelling).
@@ -22,9 +23,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from . import mechanisms as M
 from ._lazy import special  # scipy.special on first use (import time)
 
-__all__ = ["BlanketPair", "pairs_of", "pairs_from_matrix", "matrix_of", "with_checkin",
+__all__ = ["BlanketPair", "pairs_of", "has_pairs", "pairs_from_matrix", "with_checkin",
            "krr_pairs", "oue_pairs", "rappor_pairs", "hadamard_pairs", "hashing_pairs"]
 
 
@@ -137,13 +139,31 @@ def pairs_from_matrix(mat, max_pairs: int | None = None) -> list[BlanketPair]:
     return out
 
 
+#: The blanket atoms of each concrete randomizer record (records carry no maths: a new
+#: randomizer is its record in ``mechanisms`` plus its atom function and one line here).
+_ATOMS = {
+    M.RandomizedResponse: krr_pairs,
+    M.Randomizer: lambda m: pairs_from_matrix(m.array),
+    M.OUE: oue_pairs,
+    M.RAPPOR: rappor_pairs,
+    M.HadamardResponse: hadamard_pairs,
+    M.LocalHashing: hashing_pairs,
+}
+
+
+def has_pairs(mech) -> bool:
+    """True when the blanket atoms of ``mech`` are known (a concrete randomizer)."""
+    return type(mech) in _ATOMS
+
+
 def pairs_of(mech) -> list[BlanketPair]:
-    """The blanket pairs of a concrete randomizer: asks the mechanism (``blanket_pairs``)."""
-    fn = getattr(mech, "blanket_pairs", None)
+    """The blanket pairs of a concrete randomizer (one ordered victim pair per distinct
+    (A, B) table; every named mechanism needs one, a matrix one per ordered input pair)."""
+    fn = _ATOMS.get(type(mech))
     if fn is None:
         raise ValueError(f"mechanism must be a concrete randomizer (RandomizedResponse, "
                          f"Randomizer, OUE, RAPPOR, HadamardResponse, LocalHashing); got {mech!r}")
-    return fn()
+    return fn(mech)
 
 
 def with_checkin(pair: BlanketPair, rate: float) -> BlanketPair:
@@ -154,49 +174,3 @@ def with_checkin(pair: BlanketPair, rate: float) -> BlanketPair:
     return BlanketPair(pair.label + f", check-in rate {rate:g}", np.append(pair.a, 1.0),
                        np.append(pair.b, 1.0), np.append(rate * pair.w, 1.0 - rate),
                        rate * pair.w0)
-
-
-# ----------------------------------------------------------------------------------------
-# Full matrices at small d (for the tests: closed-form atoms against the matrix route)
-# ----------------------------------------------------------------------------------------
-def _bits(d):
-    y = np.arange(1 << d)[:, None]
-    return ((y >> np.arange(d)[None, :]) & 1).astype(float)       # (2^d, d)
-
-
-def _unary_matrix(p1, p0, d):
-    """R[x, y] = Π_i P(y_i | e_x,i) with P(1|1) = p1, P(1|0) = p0."""
-    bits = _bits(d)
-    out = np.empty((d, 1 << d))
-    for x in range(d):
-        pr = np.where(bits == 1, p0, 1 - p0)
-        pr[:, x] = np.where(bits[:, x] == 1, p1, 1 - p1)
-        out[x] = pr.prod(axis=1)
-    return out
-
-
-def matrix_of(mech) -> np.ndarray:
-    from . import mechanisms as M
-    e0 = mech.eps0
-    d = mech.d
-    if isinstance(mech, M.OUE):
-        return _unary_matrix(0.5, float(special.expit(-e0)), d)
-    if isinstance(mech, M.RAPPOR):
-        return _unary_matrix(float(special.expit(e0 / 2)), float(special.expit(-e0 / 2)), d)
-    if isinstance(mech, M.HadamardResponse):
-        K = mech.K
-        r = np.arange(K)
-        H = np.array([[(-1) ** bin(i & j).count("1") for j in r] for i in r])
-        E = math.exp(e0)
-        rows = H[1:d + 1]
-        return np.where(rows == 1, 2 * E / (K * (E + 1)), 2 / (K * (E + 1)))
-    if isinstance(mech, M.LocalHashing):
-        E = math.exp(e0)
-        hs = _bits(d)                                   # (2^d functions, d)
-        out = np.empty((d, 2 << d))
-        for x in range(d):
-            hx = hs[:, x]
-            for bval in (0, 1):
-                out[x, bval::2] = np.where(hx == bval, E, 1.0) / (E + 1) / (1 << d)
-        return out
-    raise ValueError(f"no matrix for {mech!r}")

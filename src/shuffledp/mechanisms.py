@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from ._lazy import special  # scipy.special on first use (import time)
 
 from . import _validate as v
 
@@ -59,10 +60,6 @@ class RandomizedResponse:
     def describe(self) -> str:
         return f"{self.k}-ary randomized response, eps0={self.eps0:g}"
 
-    def blanket_pairs(self):
-        """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
-        from . import gparv
-        return gparv.krr_pairs(self)
 
 
 @dataclass(frozen=True)
@@ -123,11 +120,6 @@ class Randomizer:
     def describe(self) -> str:
         return f"{len(self.matrix)}x{len(self.matrix[0])} randomizer, eps0={self.eps0:.6g}"
 
-    def blanket_pairs(self):
-        """The privacy-blanket (GPARV) atoms: column-wise blanket, one pair per ordered
-        input pair (``shuffledp.gparv``)."""
-        from . import gparv
-        return gparv.pairs_from_matrix(self.array)
 
 
 @dataclass(frozen=True)
@@ -189,18 +181,12 @@ class _Encoder:
     #: Largest number of outputs for which ``matrix()`` builds the full matrix.
     MAX_MATRIX_COLUMNS = 1 << 14
 
-    #: Name of this encoder's atom function in ``shuffledp.gparv``.
-    _GPARV = ""
 
     # Fields of every encoder dataclass (declared here for the type checker; _Encoder is
     # not a dataclass itself, so these are not fields).
     eps0: float
     d: int
 
-    def blanket_pairs(self):
-        """The privacy-blanket (GPARV) atoms of this randomizer (``shuffledp.gparv``)."""
-        from . import gparv
-        return getattr(gparv, self._GPARV)(self)
 
     def __post_init__(self):
         # Every encoder is (eps0, d); the dataclass subclasses inherit this validation.
@@ -217,8 +203,7 @@ class _Encoder:
         if self.n_outputs() > self.MAX_MATRIX_COLUMNS:
             raise ValueError(f"d must be small enough for {self.n_outputs()} outputs to be "
                              f"listed (at most {self.MAX_MATRIX_COLUMNS}); got d={self.d}")
-        from . import gparv
-        return gparv.matrix_of(self)
+        return _encoder_matrix(self)
 
 
 @dataclass(frozen=True)
@@ -229,7 +214,6 @@ class OUE(_Encoder):
     probability 1/2, every 0-bit as 1 with probability 1/(e^ε0 + 1), independently.
     """
 
-    _GPARV = "oue_pairs"
 
     eps0: float
     d: int
@@ -245,7 +229,6 @@ class RAPPOR(_Encoder):
     1/(e^{ε0/2} + 1). Two inputs differ in two bits, so the randomizer is ε0-LDP.
     """
 
-    _GPARV = "rappor_pairs"
 
     eps0: float
     d: int
@@ -263,7 +246,6 @@ class HadamardResponse(_Encoder):
     is drawn with probability ∝ e^ε0 on C_x and ∝ 1 elsewhere.
     """
 
-    _GPARV = "hadamard_pairs"
 
     eps0: float
     d: int
@@ -287,7 +269,6 @@ class LocalHashing(_Encoder):
     smaller hash family: the blanket atoms depend on the family.)
     """
 
-    _GPARV = "hashing_pairs"
 
     eps0: float
     d: int
@@ -302,3 +283,49 @@ class LocalHashing(_Encoder):
 ENCODERS = (OUE, RAPPOR, HadamardResponse, LocalHashing)
 LocalRandomizer = (LDP, RandomizedResponse, Randomizer) + ENCODERS
 Mechanism = LDP | RandomizedResponse | Randomizer | Gaussian | OUE | RAPPOR | HadamardResponse | LocalHashing
+
+
+# ----------------------------------------------------------------------------------------
+# Full matrices of the encoders at small d (their definitions written out)
+# ----------------------------------------------------------------------------------------
+def _bits(d):
+    y = np.arange(1 << d)[:, None]
+    return ((y >> np.arange(d)[None, :]) & 1).astype(float)       # (2^d, d)
+
+
+def _unary_matrix(p1, p0, d):
+    """R[x, y] = Π_i P(y_i | e_x,i) with P(1|1) = p1, P(1|0) = p0."""
+    bits = _bits(d)
+    out = np.empty((d, 1 << d))
+    for x in range(d):
+        pr = np.where(bits == 1, p0, 1 - p0)
+        pr[:, x] = np.where(bits[:, x] == 1, p1, 1 - p1)
+        out[x] = pr.prod(axis=1)
+    return out
+
+
+def _encoder_matrix(mech) -> np.ndarray:
+    """The full matrix of a named encoder (its definition written out; small d only)."""
+    e0 = mech.eps0
+    d = mech.d
+    if isinstance(mech, OUE):
+        return _unary_matrix(0.5, float(special.expit(-e0)), d)
+    if isinstance(mech, RAPPOR):
+        return _unary_matrix(float(special.expit(e0 / 2)), float(special.expit(-e0 / 2)), d)
+    if isinstance(mech, HadamardResponse):
+        K = mech.K
+        r = np.arange(K)
+        H = np.array([[(-1) ** bin(i & j).count("1") for j in r] for i in r])
+        E = math.exp(e0)
+        rows = H[1:d + 1]
+        return np.where(rows == 1, 2 * E / (K * (E + 1)), 2 / (K * (E + 1)))
+    if isinstance(mech, LocalHashing):
+        E = math.exp(e0)
+        hs = _bits(d)                                   # (2^d functions, d)
+        out = np.empty((d, 2 << d))
+        for x in range(d):
+            hx = hs[:, x]
+            for bval in (0, 1):
+                out[x, bval::2] = np.where(hx == bval, E, 1.0) / (E + 1) / (1 << d)
+        return out
+    raise ValueError(f"no matrix for {mech!r}")

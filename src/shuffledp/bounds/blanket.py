@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import composition as _comp
 from ..mechanisms import LDP, RandomizedResponse, Randomizer
+from .. import gparv
 from ..pairs.blanket import BlanketPair, blanket_delta, blanket_epsilon, blanket_pairs, fdp_pair
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
@@ -77,7 +78,7 @@ class Blanket(Bound):
             return ("it needs the concrete randomizer (RandomizedResponse, Randomizer(matrix), "
                     "OUE, RAPPOR, HadamardResponse, LocalHashing): a class of all eps0-LDP "
                     "randomizers has no common blanket beyond what fmt20 uses")
-        if not hasattr(m, "blanket_pairs"):
+        if not gparv.has_pairs(m):
             return f"no blanket decomposition is known for {m!r}"
         if proto.n > MAX_N:
             return (f"not evaluated for n > {MAX_N:.0e}: its certified i.i.d. sums carry a "

@@ -67,7 +67,7 @@ def _key(proto):
 
 @functools.lru_cache(maxsize=128)
 def _pairs_cached(mech, rate):
-    ps = mech.blanket_pairs()
+    ps = gparv.pairs_of(mech)
     return tuple(gparv.with_checkin(p, rate) for p in ps)
 
 
