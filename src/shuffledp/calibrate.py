@@ -281,12 +281,12 @@ def _family(template, e0):
     """The member of ``template``'s family with local level e0 (frozen dataclasses)."""
     import dataclasses
 
-    from .mechanisms import Randomizer
+    from .mechanisms import LocalRandomizer, Randomizer
     if isinstance(template, (Randomizer, Gaussian)) or not dataclasses.is_dataclass(template) \
             or not hasattr(template, "eps0"):
+        names = ", ".join(t.__name__ for t in LocalRandomizer if t is not Randomizer)
         raise ValueError("mechanism must be a randomizer family with an eps0 parameter "
-                         "(RandomizedResponse, OUE, RAPPOR, HadamardResponse, LocalHashing, "
-                         f"LDP); got {template!r}")
+                         f"({names}); got {template!r}")
     return dataclasses.replace(template, eps0=e0)
 
 

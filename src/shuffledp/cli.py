@@ -15,6 +15,7 @@ import numpy as np
 from . import accountant
 from .mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from .protocols import CheckIn, Shuffle, WithoutReplacement
+from .spec import ENCODER_TYPES
 
 __all__ = ["main", "build_parser", "protocol_from_args", "json_output"]
 
@@ -244,8 +245,8 @@ def mechanism_from_spec(spec: str, eps0):
                      f"gaussian:SIGMA, gaussian-nm:Z, matrix:FILE; got {spec!r}{hint}")
 
 
-_ENCODER_SPECS = {"oue": "OUE", "rappor": "RAPPOR", "sue": "RAPPOR", "hr": "HadamardResponse",
-                  "hadamard": "HadamardResponse", "olh": "LocalHashing", "blh": "LocalHashing"}
+# The encoders' spellings are the ledger files' (``spec.ENCODER_TYPES``): one table.
+_ENCODER_SPECS = ENCODER_TYPES
 
 #: Every mechanism kind mechanism_from_spec accepts (for "did you mean").
 _MECHANISM_KINDS = ["ldp", "rr", "krr", "gaussian", "gauss", "gaussian-nm", "matrix",
@@ -257,14 +258,13 @@ def _encoder_from_spec(kind, arg, eps0):
     hashing) on a domain of D values; None for other kinds."""
     if kind not in _ENCODER_SPECS:
         return None
-    from . import mechanisms
     if not arg:
         raise ValueError(f"mechanism {kind}:D needs the domain size D, e.g. {kind}:1000")
     try:
         d = int(float(arg)) if float(arg).is_integer() else arg
     except ValueError:
         raise ValueError(f"d must be an integer in [2, inf); got {arg!r}") from None
-    return getattr(mechanisms, _ENCODER_SPECS[kind])(eps0, d)
+    return _ENCODER_SPECS[kind](eps0, d)
 
 
 def _as_flag(exc: ValueError, internal: str, flag: str) -> ValueError:

@@ -61,9 +61,8 @@ class Shuffle:
 
     def __post_init__(self):
         if not isinstance(self.mechanism, LocalRandomizer + (Gaussian,)):
-            raise ValueError("mechanism must be one of LDP, RandomizedResponse, Randomizer, "
-                             "OUE, RAPPOR, HadamardResponse, LocalHashing, Gaussian; "
-                             f"got {self.mechanism!r}")
+            names = ", ".join(t.__name__ for t in LocalRandomizer + (Gaussian,))
+            raise ValueError(f"mechanism must be one of {names}; got {self.mechanism!r}")
         n = v.integer("n", self.n, lo=1)
         object.__setattr__(self, "n", n)
         if self.sampling is not None:
