@@ -204,3 +204,51 @@ def _private_imports() -> list[tuple[str, str]]:
 def test_no_private_name_is_imported_from_another_folder():
     bad = _private_imports()
     assert not bad, f"private names imported across folders (give them public names): {bad}"
+
+
+#: The layers, lowest first: a module may import only from its own layer and those below
+#: (the physical folders still to come follow this table; ``fl.accounting`` is the FL
+#: demo's accounting — protocols and the central DP-SGD baseline, no argparse).
+LAYERS = [
+    ("core", ["errors", "_validate", "_lazy", "_memo", "_parallel", "_progress", "mechanisms",
+              "protocols", "relations", "results", "views", "spec"]),
+    ("numerics", ["numerics", "pld_fft"]),
+    ("pairs", ["pairs", "gparv", "gaussian_rdp"]),
+    ("compose", ["composition", "conversions", "composers"]),
+    ("bounds", ["bounds"]),
+    ("accounting", ["select", "accountant", "central", "ledger", "deployment", "calibrate",
+                    "baselines", "fl.accounting"]),
+    ("interop", ["ledger_io", "opacus", "flower"]),
+    ("apps", ["cli", "sweep", "report", "figures", "plots", "fl", "_cluster", "examples",
+              "example_files", "__main__"]),
+]
+
+
+def _layer(module: str):
+    parts = module.split(".")[1:]
+    if not parts:
+        return None                               # the package itself: the public API
+    for i, (_, roots) in enumerate(LAYERS):
+        if ".".join(parts[:2]) in roots:
+            return i
+    for i, (_, roots) in enumerate(LAYERS):
+        if parts[0] in roots:
+            return i
+    raise AssertionError(f"module {module} is in no layer: add it to LAYERS")
+
+
+def _upward(g) -> list:
+    return sorted((m, LAYERS[_layer(m)][0], d, LAYERS[_layer(d)][0])
+                  for m, deps in g.items() if _layer(m) is not None
+                  for d in deps if _layer(d) is not None and _layer(d) > _layer(m))
+
+
+def test_imports_only_go_down_the_layers():
+    up = _upward(import_graph())
+    assert not up, f"upward imports (module, layer, imports, higher layer): {up}"
+
+
+def test_an_upward_import_is_caught():
+    g = import_graph()
+    g["shuffledp.pairs.law"] = set(g["shuffledp.pairs.law"]) | {"shuffledp.select"}
+    assert _upward(g) == [("shuffledp.pairs.law", "pairs", "shuffledp.select", "accounting")]

@@ -488,12 +488,57 @@ def _extra_commands(sub):
                      sampling_from_args=sampling_from_args, json_output=json_output)
     except ImportError:
         pass
-    for modname in ("report", "figures", "sweep", "ledger_io", "example_files"):
+    _add_compose_cli(sub, _protocol_args, _num, _int_like)
+    for modname in ("report", "figures", "sweep", "example_files"):
         try:
             mod = __import__(f"shuffledp.{modname}", fromlist=["add_cli"])
         except ImportError:
             continue
         mod.add_cli(sub, _protocol_args, _num, _int_like)
+
+
+def _add_compose_cli(sub, protocol_args, num, int_like):
+    """``shuffledp compose FILE [--delta D | --epsilon E] [--json]``."""
+    p = sub.add_parser("compose", help="one privacy budget for a ledger file (TOML or JSON)",
+                       description="Compose every entry of a ledger file (shuffled protocols "
+                                   "and central dp_accounting events, under one neighbouring "
+                                   "relation: replace-one unless the file or --relation says "
+                                   "add_or_remove_one) and print "
+                                   "the tightest valid upper bound with its breakdown. The "
+                                   "file may hold 'delta' or 'epsilon' as the question.")
+    p.add_argument("file", help="ledger file: .toml, or JSON (an example: shuffledp example budget)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--delta", type=num, default=None, help="answer epsilon at this delta")
+    g.add_argument("--epsilon", type=num, default=None, help="answer delta at this epsilon")
+    p.add_argument("--relation", default=None, choices=("replace_one", "add_or_remove_one"),
+                   help="neighbouring relation of every entry (default: the file's "
+                        "'relation' key, else replace_one); a file that names another "
+                        "relation is refused")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(a) -> int:
+        from .ledger import Accountant
+        from .ledger_io import load_ledger
+        acc, data = load_ledger(a.file)
+        if a.relation is not None and a.relation != acc.relation:
+            if "relation" in data:
+                raise ValueError(f"--relation {a.relation} contradicts the file's relation = "
+                                 f"{data['relation']!r}: a ledger is composed under one "
+                                 "neighbouring relation")
+            acc = Accountant.from_dict(dict(data, relation=a.relation))
+        d, e = a.delta, a.epsilon
+        if d is None and e is None:
+            d, e = data.get("delta"), data.get("epsilon")
+        if d is None and e is None:
+            raise ValueError("give --delta or --epsilon (or a 'delta' / 'epsilon' key in the file)")
+        r = acc.epsilon(d) if d is not None else acc.delta(e)
+        if a.json:
+            print(json_output(a, dict(r.to_dict(), ledger=data)))
+        else:
+            print(r.table())
+        return 0
+
+    p.set_defaults(func=run)
 
 
 def _cmd_bounds(a) -> int:

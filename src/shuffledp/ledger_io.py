@@ -30,7 +30,7 @@ from .spec import (ENCODER_TYPES, MECHANISM_TYPES, mechanism_from_dict,  # noqa:
 __all__ = ["ledger_to_dict", "ledger_from_dict", "load_ledger", "proto_to_dict", "proto_from_dict"]
 
 # The dict form lives with the records (``spec``) and the ledger (``ledger``); this module
-# reads files and adds the ``compose`` command. The names below stay importable from here.
+# reads files (the ``compose`` command is in ``cli``). The names below stay importable here.
 FORMAT, VERSION = LEDGER_FORMAT, LEDGER_VERSION
 
 
@@ -64,46 +64,3 @@ def load_ledger(path: str):
         except json.JSONDecodeError as exc:
             raise ValueError(f"ledger file {path!r} is not valid JSON: {exc}") from None
     return ledger_from_dict(data), data
-
-
-def add_cli(sub, protocol_args, num, int_like):
-    """``shuffledp compose FILE [--delta D | --epsilon E] [--json]``."""
-    p = sub.add_parser("compose", help="one privacy budget for a ledger file (TOML or JSON)",
-                       description="Compose every entry of a ledger file (shuffled protocols "
-                                   "and central dp_accounting events, under one neighbouring "
-                                   "relation: replace-one unless the file or --relation says "
-                                   "add_or_remove_one) and print "
-                                   "the tightest valid upper bound with its breakdown. The "
-                                   "file may hold 'delta' or 'epsilon' as the question.")
-    p.add_argument("file", help="ledger file: .toml, or JSON (an example: shuffledp example budget)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--delta", type=num, default=None, help="answer epsilon at this delta")
-    g.add_argument("--epsilon", type=num, default=None, help="answer delta at this epsilon")
-    p.add_argument("--relation", default=None, choices=("replace_one", "add_or_remove_one"),
-                   help="neighbouring relation of every entry (default: the file's "
-                        "'relation' key, else replace_one); a file that names another "
-                        "relation is refused")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-
-    def run(a) -> int:
-        acc, data = load_ledger(a.file)
-        if a.relation is not None and a.relation != acc.relation:
-            if "relation" in data:
-                raise ValueError(f"--relation {a.relation} contradicts the file's relation = "
-                                 f"{data['relation']!r}: a ledger is composed under one "
-                                 "neighbouring relation")
-            acc = Accountant.from_dict(dict(data, relation=a.relation))
-        d, e = a.delta, a.epsilon
-        if d is None and e is None:
-            d, e = data.get("delta"), data.get("epsilon")
-        if d is None and e is None:
-            raise ValueError("give --delta or --epsilon (or a 'delta' / 'epsilon' key in the file)")
-        r = acc.epsilon(d) if d is not None else acc.delta(e)
-        if a.json:
-            from .cli import json_output
-            print(json_output(a, dict(r.to_dict(), ledger=data)))
-        else:
-            print(r.table())
-        return 0
-
-    p.set_defaults(func=run)
