@@ -246,6 +246,14 @@ def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE, run: _R
                  key=lambda c: c.epsilon)
     ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
     from .select import applicable
+    if proto.is_deployment:
+        # Candidates are '<reduction>/<bound>': the rivals are the other plain bounds (each
+        # calibrated alone through every reduction), not the reduction-labelled names.
+        plain = [c.bound.rsplit("/", 1)[-1] for c in ups]
+        rivals = tuple(dict.fromkeys(b for b in plain if b != plain[0]))
+        return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
+                           rivals[0] if rivals else None, None, proto, _rivals=rivals,
+                           relation=relation)
     rivals = tuple(b.id for b in applicable(proto, relation)[0]
                    if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
@@ -430,6 +438,19 @@ def _check_relation(relation, sampling, what: str) -> str:
 _PARAMS = ("eps0", "sigma", "rounds", "n")
 
 
+def _deployment(reports_per_user=1, dummies=0, honest=None) -> dict:
+    """The deployment fields of ``sd.Shuffle`` given to a calibration (docs/deployments.md);
+    only those set, so a plain protocol stays exactly as before."""
+    d: dict = {}
+    if reports_per_user != 1:
+        d["reports_per_user"] = reports_per_user
+    if dummies != 0:
+        d["dummies"] = dummies
+    if honest is not None:
+        d["honest"] = honest
+    return d
+
+
 def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta: float,
           **kw: Any) -> Calibration:
     """Calibrate one numeric parameter of entry ``index`` of a ledger, the others fixed.
@@ -500,7 +521,8 @@ def entry(ledger: Accountant, index: int, parameter: str, epsilon: float, delta:
 def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None = None,
          mechanism: Mechanism | None = None, sampling: Sampling | None = None,
          tol: float = 1e-5, relation: object = REPLACE_ONE,
-         progress: Callable[[], None] | None = None) -> Calibration:
+         progress: Callable[[], None] | None = None, reports_per_user: int = 1,
+         dummies: int = 0, honest: int | None = None) -> Calibration:
     """Largest ε0 such that the shuffle of n users meets (epsilon, delta) after ``rounds``.
 
     The target is a central (ε, δ) guarantee under replacement adjacency; ε and ε0 are in
@@ -532,6 +554,9 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
 
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
+    reports_per_user, dummies, honest : optional
+        A deployment (docs/deployments.md): k reports per user, D dummy reports per round,
+        h honest users (the victim included); answered through its reductions.
 
     Returns
     -------
@@ -546,16 +571,18 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
     >>> f"{c:.4f}", c.bound, c.epsilon <= 1.0
     ('2.8645', 'fmt20', True)
     """
+    dep = _deployment(reports_per_user, dummies, honest)
     return _with_runner_up(
         _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol,
-              relation=relation, run=_Run(None, progress)),
+              relation=relation, run=_Run(None, progress), deploy=dep),
         lambda rival: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism,
                             sampling=sampling, tol=1e-3, relation=relation,
-                            run=_Run(rival, progress)))
+                            run=_Run(rival, progress), deploy=dep))
 
 
 def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
-          tol=1e-5, relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
+          tol=1e-5, relation=REPLACE_ONE, run: _Run = _PLAIN,
+          deploy: dict | None = None) -> Calibration:
     if mechanism is not None:
         if k is not None:
             raise ValueError("pass at most one of k and mechanism")
@@ -568,9 +595,9 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
 
     def proto(e0):
         if mechanism is not None:
-            return Shuffle(_family(mechanism, e0), n, sampling=sampling)
+            return Shuffle(_family(mechanism, e0), n, sampling=sampling, **(deploy or {}))
         return Shuffle(LDP(e0) if k is None else RandomizedResponse(e0, k=k), n,
-                       sampling=sampling)
+                       sampling=sampling, **(deploy or {}))
 
     rel = _check_relation(relation, sampling, "eps0")
 
@@ -608,7 +635,8 @@ def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
 def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, tol: float = 1e-5,
           relation: object = REPLACE_ONE,
-          progress: Callable[[], None] | None = None) -> Calibration:
+          progress: Callable[[], None] | None = None, reports_per_user: int = 1,
+          dummies: int = 0, honest: int | None = None) -> Calibration:
     """Smallest Gaussian σ such that the protocol meets (epsilon, delta) after ``rounds``.
 
     σ is the noise per unit ℓ2 *diameter* of the inputs (replacement adjacency): for
@@ -634,6 +662,9 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
 
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
+    reports_per_user, dummies, honest : optional
+        A deployment (docs/deployments.md): k reports per user, D dummy reports per round,
+        h honest users (the victim included); answered through its reductions.
 
     Returns
     -------
@@ -649,22 +680,23 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
     >>> f"{c:.4f}", c.bound
     ('0.9281', 'trimmed-clone-sampled')
     """
+    dep = _deployment(reports_per_user, dummies, honest)
     return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol,
-                                  relation=relation, run=_Run(None, progress)),
+                                  relation=relation, run=_Run(None, progress), deploy=dep),
                            lambda rival: _sigma(n, epsilon, delta, rounds, sampling=sampling,
                                                 tol=1e-3, relation=relation,
-                                                run=_Run(rival, progress)))
+                                                run=_Run(rival, progress), deploy=dep))
 
 
 def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5,
-           relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
+           relation=REPLACE_ONE, run: _Run = _PLAIN, deploy: dict | None = None) -> Calibration:
     n = v.integer("n", n, lo=1)
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
 
     def proto(s):
-        return Shuffle(Gaussian(s), n, sampling=sampling)
+        return Shuffle(Gaussian(s), n, sampling=sampling, **(deploy or {}))
 
     rel = _check_relation(relation, sampling, "sigma")
     return calibrate(lambda s: _one(proto(s), T, rel), target, d, parameter="sigma",
@@ -729,7 +761,8 @@ def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE,
 def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *,
           sampling: Sampling | None = None, max_users: int = 10**10,
           relation: object = REPLACE_ONE,
-          progress: Callable[[], None] | None = None) -> Calibration:
+          progress: Callable[[], None] | None = None, reports_per_user: int = 1,
+          dummies: int = 0) -> Calibration:
     """Smallest number of users n for which the shuffle of ``mechanism`` meets the target.
 
     Replacement adjacency; the answer is an integer with ε(n) ≤ ``epsilon`` < ε(n − 1).
@@ -753,6 +786,8 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
 
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
+    reports_per_user, dummies : optional
+        A deployment (docs/deployments.md): k reports per user, D dummy reports per round.
 
     Returns
     -------
@@ -766,38 +801,44 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
     >>> int(c.value), c.bound
     (1167, 'fmt20')
     """
+    dep = _deployment(reports_per_user, dummies)
     return _with_runner_up(
         _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users,
-               relation=relation, run=_Run(None, progress)),
+               relation=relation, run=_Run(None, progress), deploy=dep),
         lambda rival: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
                              max_users=max_users, relation=relation,
-                             run=_Run(rival, progress)))
+                             run=_Run(rival, progress), deploy=dep))
 
 
 def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10,
-           relation=REPLACE_ONE, run: _Run = _PLAIN) -> Calibration:
+           relation=REPLACE_ONE, run: _Run = _PLAIN, deploy: dict | None = None) -> Calibration:
     target = v.real("epsilon", epsilon, lo=0.0, lo_open=True)
     d = v.probability("delta", delta)
     T = v.integer("rounds", rounds, lo=1)
 
     rel = _check_relation(relation, sampling, "users")
-    return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling), T, rel),
+    return calibrate(lambda n: _one(Shuffle(mechanism, int(n), sampling=sampling,
+                                            **(deploy or {})), T, rel),
                      target, d,
                      parameter="users", increasing=False, discrete=True,
                      limits=(1, max_users), _run=run)
 
 
 #: Flags each calibration question uses; any other flag given is an error (never ignored).
+_DEPLOY = {"reports_per_user", "dummies", "honest"}
 _USES = {
-    "eps0": {"n", "k", "mechanism", "checkin", "sample_size", "rounds"},
-    "sigma": {"n", "checkin", "sample_size", "rounds"},
-    "rounds": {"n", "eps0", "sigma", "noise_multiplier", "mechanism", "checkin", "sample_size"},
+    "eps0": {"n", "k", "mechanism", "checkin", "sample_size", "rounds"} | _DEPLOY,
+    "sigma": {"n", "checkin", "sample_size", "rounds"} | _DEPLOY,
+    "rounds": {"n", "eps0", "sigma", "noise_multiplier", "mechanism", "checkin",
+               "sample_size"} | _DEPLOY,
     "users": {"eps0", "sigma", "noise_multiplier", "mechanism", "checkin", "sample_size",
-              "rounds"},
+              "rounds", "reports_per_user", "dummies"},
 }
 _FLAG = {"n": "--n", "k": "--k", "mechanism": "--mechanism", "checkin": "--checkin",
          "sample_size": "--sample-size", "rounds": "--rounds", "eps0": "--eps0",
-         "sigma": "--sigma", "noise_multiplier": "--noise-multiplier"}
+         "sigma": "--sigma", "noise_multiplier": "--noise-multiplier",
+         "reports_per_user": "--reports-per-user", "dummies": "--dummies",
+         "honest": "--honest"}
 
 _EPILOG = """examples:
   shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6            # any eps0-LDP randomizer
@@ -878,6 +919,13 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
                         "user's input replaced; add_or_remove_one: one user present or "
                         "absent, as Opacus and dp_accounting state epsilon; needs sampling, "
                         "e.g. --checkin)")
+    p.add_argument("--reports-per-user", type=int_like, default=None, metavar="K",
+                   help="each user sends K reports per round, all shuffled together "
+                        "(docs/deployments.md), e.g. 4")
+    p.add_argument("--dummies", type=int_like, default=None, metavar="D",
+                   help="D dummy reports per round on public inputs fixed in advance, e.g. 1000")
+    p.add_argument("--honest", type=int_like, default=None, metavar="H",
+                   help="only H of the n users are honest (the victim included), e.g. 9e5")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     def run(a):
@@ -894,6 +942,8 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
             bar.close()
 
     def _run_cli(a, sampling, T, step):
+        dep = {k: getattr(a, k) for k in ("reports_per_user", "dummies", "honest")
+               if getattr(a, k) is not None}
         if a.what == "eps0":
             k, fam = a.k, None
             if a.mechanism is not None:
@@ -913,21 +963,21 @@ def add_cli(sub, protocol_args, num, int_like, *, mechanism_from_spec, sampling_
                     raise ValueError(f"--k {k} contradicts --mechanism {a.mechanism}")
                 k = mk
             c = eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling,
-                     relation=a.relation, progress=step)
+                     relation=a.relation, progress=step, **dep)
         elif a.what == "sigma":
             c = sigma(a.n, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
-                      progress=step)
+                      progress=step, **dep)
         else:
             spec = (f"gaussian:{a.sigma!r}" if a.sigma is not None else
                     f"gaussian-nm:{a.noise_multiplier!r}" if a.noise_multiplier is not None
                     else (a.mechanism or "ldp"))
             mech = mechanism_from_spec(spec, a.eps0)
             if a.what == "rounds":
-                c = rounds(Shuffle(mech, a.n, sampling=sampling), a.epsilon, a.delta,
+                c = rounds(Shuffle(mech, a.n, sampling=sampling, **dep), a.epsilon, a.delta,
                            relation=a.relation, progress=step)
             else:
                 c = users(mech, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
-                          progress=step)
+                          progress=step, **dep)
         print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
         return 0
 
