@@ -113,7 +113,30 @@ def test_sampling_axes_amplify(tmp_path):
     assert 0 < ans["wor:100"] < ans["wor:1000"]
 
 
+def test_deployment_axes_give_the_deployments_answers(tmp_path):
+    """--reports-per-user / --dummies / --honest: each point's chosen row is sd.epsilon of
+    that deployment (docs/deployments.md), labelled by its reduction."""
+    out = tmp_path / "d.csv"
+    assert main(["sweep", "--mechanism", "rr:10", "--eps0", "2", "--n", "2000", "--delta",
+                 "1e-6", "--reports-per-user", "1,2", "--dummies", "0,500", "--honest",
+                 "2000,1000", "--out", str(out)]) == 0
+    chosen = [r for r in _rows(out) if r["chosen"] == "True"]
+    assert len(chosen) == 8
+    for r in chosen:
+        k, d, h = int(r["reports_per_user"]), int(r["dummies"]), int(r["honest"])
+        want = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(2.0, k=10), 2000,
+                                     reports_per_user=k, dummies=d, honest=h), 1e-6)
+        assert float(r["epsilon"]) == want.epsilon and r["bound"] == want.bound
+    ans = {(r["reports_per_user"], r["dummies"], r["honest"]): float(r["epsilon"])
+           for r in chosen}
+    assert ans[("2", "0", "2000")] > ans[("1", "0", "2000")]      # more reports leak more
+    assert ans[("1", "500", "2000")] < ans[("1", "0", "2000")]    # dummies hide
+    assert ans[("1", "0", "1000")] > ans[("1", "0", "2000")]      # colluders reveal
+
+
 @pytest.mark.parametrize("argv, words", [
+    (["--eps0", "1", "--honest", "2000"], ["honest", "n=1000", "2000"]),
+    (["--eps0", "1", "--reports-per-user", "0"], ["reports_per_user", "0"]),
     (["--eps0", "1", "--checkin", "0.1", "--sample-size", "10"], ["--checkin", "--sample-size"]),
     (["--sigma", "1", "--noise-multiplier", "2"], ["--sigma", "--noise-multiplier"]),
     (["--eps0", "1", "--sigma", "1"], ["--eps0"]),

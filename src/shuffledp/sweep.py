@@ -42,9 +42,9 @@ __all__ = ["Grid", "grid", "evaluate", "evaluate_task", "stream", "run", "to_csv
 #: The grid point's inputs: one point's rows share them, and they name it when a sweep
 #: resumes (``point_key``).
 KEY_FIELDS = ["mechanism", "eps0", "sigma", "noise_multiplier", "n", "rounds", "delta",
-              "sampling", "only_bound"]
+              "sampling", "reports_per_user", "dummies", "honest", "only_bound"]
 FIELDS = ["mechanism", "eps0", "sigma", "noise_multiplier", "n", "rounds", "delta", "sampling",
-          "bound", "kind", "composition", "epsilon", "chosen", "valid_for", "scope", "seconds",
+          "reports_per_user", "dummies", "honest", "bound", "kind", "composition", "epsilon", "chosen", "valid_for", "scope", "seconds",
           "not_applicable", "lower", "only_bound"]
 
 
@@ -113,7 +113,16 @@ def _protocol(point) -> Shuffle:
         sampling = CheckIn(point["checkin"])
     elif point.get("sample_size") is not None:
         sampling = WithoutReplacement(point["sample_size"])
-    return Shuffle(mech, int(point["n"]), sampling=sampling)
+    return Shuffle(mech, int(point["n"]), sampling=sampling, **_deployment(point))
+
+
+#: The deployment fields of ``Shuffle`` (docs/deployments.md) a point may set.
+_DEPLOY_KEYS = ("reports_per_user", "dummies", "honest")
+
+
+def _deployment(point) -> dict:
+    """The point's deployment fields that are set (a plain point gives none)."""
+    return {k: int(point[k]) for k in _DEPLOY_KEYS if point.get(k) is not None}
 
 
 def _num(x, conv):
@@ -143,6 +152,7 @@ def _inputs(point) -> dict:
                                  else _num(point["noise_multiplier"], float)),
             "n": _num(point["n"], int), "rounds": _num(point.get("rounds", 1), int),
             "delta": _num(point["delta"], float), "sampling": sampling,
+            **{k: None if point.get(k) is None else _num(point[k], int) for k in _DEPLOY_KEYS},
             "only_bound": point.get("bound") or ""}
 
 
@@ -229,7 +239,7 @@ def stream(points: Iterable[dict], *, backend=None, jobs=None, scheduler=None, a
 
 #: Protocol inputs: points that agree on them share the bounds' caches (pairs, RDP terms).
 _PROTOCOL_KEYS = ("mechanism", "eps0", "sigma", "noise_multiplier", "n", "checkin",
-                  "sample_size")
+                  "sample_size", "reports_per_user", "dummies", "honest")
 
 
 def _task_limit(total, slots: int) -> int:
@@ -502,6 +512,14 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--sample-size", type=_list(_int), default=None, metavar="SIZES",
                    help="sampling without replacement, comma-separated sizes, "
                         "e.g. --sample-size 1000,5000")
+    p.add_argument("--reports-per-user", type=_list(_int), default=None, metavar="KS",
+                   help="reports per user per round, all shuffled together "
+                        "(docs/deployments.md), e.g. --reports-per-user 1,2,4")
+    p.add_argument("--dummies", type=_list(_int), default=None, metavar="DS",
+                   help="dummy reports per round on public inputs, e.g. --dummies 0,1000")
+    p.add_argument("--honest", type=_list(_int), default=None, metavar="HS",
+                   help="honest users (the victim included; the others collude), "
+                        "e.g. --honest 9e5,1e5")
     p.add_argument("--bound", default=None, help="only this bound, e.g. --bound fmt20")
     p.add_argument("--lower", action="store_true",
                    help="also compute lower bounds and estimates at every point (slower; "
@@ -552,6 +570,9 @@ def _cli_grid(a) -> Grid:
         axes["checkin"] = a.checkin
     elif a.sample_size is not None:
         axes["sample_size"] = a.sample_size
+    for k in _DEPLOY_KEYS:
+        if getattr(a, k, None) is not None:
+            axes[k] = getattr(a, k)
     # rounds last: neighbouring points share a protocol, so the bounds' caches serve them.
     axes.update(delta=a.delta, rounds=a.rounds, lower=[bool(a.lower)])
     if a.bound:
@@ -571,8 +592,7 @@ def _validate(g: Grid):
     if "bound" in ax:
         from .bounds import get
         get(ax["bound"][0])
-    proto_axes = [k for k in g.keys if k in ("mechanism", "eps0", "sigma", "noise_multiplier",
-                                              "n", "checkin", "sample_size")]
+    proto_axes = [k for k in g.keys if k in _PROTOCOL_KEYS]
     mechs = {}
     for combo in itertools.product(*(ax[k] for k in proto_axes)):
         pt = dict(zip(proto_axes, combo))
@@ -582,7 +602,7 @@ def _validate(g: Grid):
         sampling = (CheckIn(pt["checkin"]) if pt.get("checkin") is not None else
                     WithoutReplacement(pt["sample_size"]) if pt.get("sample_size") is not None
                     else None)
-        Shuffle(mechs[mk], pt["n"], sampling=sampling)
+        Shuffle(mechs[mk], pt["n"], sampling=sampling, **_deployment(pt))
 
 
 def _run_cli(a):
