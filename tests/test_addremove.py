@@ -371,3 +371,41 @@ def test_the_mnist_run_under_add_remove():
     assert r.composition == "pld" and r.scope == "l2"
     d = sd.delta(p, r.epsilon, rounds=5540, relation="add_or_remove_one")
     assert d.delta <= 1e-5 * (1 + 1e-6)
+
+
+# ----------------------------------------------------------------------------------------
+# Large eps0 (the range where 1 - alpha is inexact in floating point): both directions of
+# the add/remove answer against the exact 50-digit leak of binary randomized response
+# ----------------------------------------------------------------------------------------
+LARGE = [(e0, N, g) for e0 in (19.0, 40.0, 700.0) for N in (0, 1, 3)
+         for g in (1e-3, 0.5, 0.999)]
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_large(eps0, n_others, rate, eps_grid):
+    rows = rr_rows_mp(eps0, 2)
+    worst = {e: mp.mpf(0) for e in eps_grid}
+    for others in itertools.combinations_with_replacement(range(2), n_others):
+        Q = sampled_law(rows, others, rate=mp.mpf(repr(rate)))
+        for x in range(2):
+            P = sampled_law(rows, (x,) + others, rate=mp.mpf(repr(rate)))
+            for e in eps_grid:
+                worst[e] = max(worst[e], hockey(P, Q, e), hockey(Q, P, e))
+    return worst
+
+
+@pytest.mark.parametrize("eps0,N,rate", LARGE)
+def test_large_eps0_add_remove_at_or_above_the_exact_leak(eps0, N, rate):
+    with mp.workdps(60):
+        grid = (0.0, 1.0, 10.0, 0.5 * eps0)
+        exact = _exact_large(eps0, N, rate, grid)
+        proto = sd.Shuffle(sd.LDP(eps0), n=N + 1, sampling=sd.CheckIn(rate))
+        for e in grid:
+            r = sd.delta(proto, e, relation="add_or_remove_one")
+            assert float(r) >= exact[e], (e, float(r), exact[e])
+        for d in (1e-6, 1e-12):
+            r = sd.epsilon(proto, d, relation="add_or_remove_one")
+            if math.isfinite(r.epsilon):
+                # the certified eps: the exact leak there is at most delta (both directions)
+                w = _exact_large(eps0, N, rate, (r.epsilon,))[r.epsilon]
+                assert w <= d * (1 + 1e-9), (d, r.epsilon, w)
