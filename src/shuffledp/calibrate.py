@@ -551,7 +551,6 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
         "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
-
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
     reports_per_user, dummies, honest : optional
@@ -659,7 +658,6 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
         "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
-
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
     reports_per_user, dummies, honest : optional
@@ -722,7 +720,6 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
         "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
-
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
 
@@ -783,7 +780,6 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
         "replace_one" (default) or "add_or_remove_one" (docs/relations.md): the target
         holds under this relation, certified by the bounds derived for it; add/remove
         with every user reporting is refused (no finite guarantee).
-
     progress : callable, optional
         Called with no argument once per accountant evaluation (a progress bar's update).
     reports_per_user, dummies : optional

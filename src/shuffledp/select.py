@@ -398,8 +398,7 @@ def compose_parts(parts, ask: Ask, *, discretization: float | None = None):
         t0 = time.perf_counter()
         try:
             kw = {"discretization": discretization} if discretization else {}
-            o = (c.epsilon(parts, ask.delta, **kw) if isinstance(ask, EpsilonAt)
-                 else c.delta(parts, ask.epsilon, **kw))
+            o = c.answer(parts, ask, **kw)
         except (NotApplicableError, ArithmeticError, FloatingPointError, MemoryError,
                 NotImplementedError) as exc:
             rows.append((c.name, None, f"failed: {exc}", time.perf_counter() - t0))

@@ -128,8 +128,9 @@ class Bound:
         """Sort key among equally costly bounds: bounds that may dominate others first."""
         return 0.0
 
-    #: True when ``epsilon_one`` is a closed form (microseconds): ``_kov15_floor`` then
-    #: evaluates it at the per-round δ cap instead of bisecting.
+    #: True when ``epsilon_one`` is a closed form (microseconds): the KOV15 composer's floor
+    #: (``composers.kov15._homogeneous_floor``) then evaluates it at the per-round δ cap
+    #: instead of bisecting.
     cheap_epsilon_one: ClassVar[bool] = False
 
     def likely_first(self, proto) -> bool:
@@ -245,18 +246,12 @@ class Bound:
         bound that composes its own pair."""
         if self._own_pld(route):
             return self._pld_route(proto, rounds, ask)
-        c = _composers.get(route)
-        parts = [(self.views(proto), rounds)]
-        if isinstance(ask, EpsilonAt):
-            return c.epsilon(parts, ask.delta, beat=beat)
-        return c.delta(parts, ask.epsilon, beat=beat)
+        return _composers.get(route).answer([(self.views(proto), rounds)], ask, beat=beat)
 
     # Kept for bounds written against the earlier route methods (same behaviour, now
     # through the composers).
     def _pld_route(self, proto, rounds, ask: Ask):
-        c = _composers.get("pld")
-        parts = [(self.views(proto), rounds)]
-        return c.epsilon(parts, ask.delta) if isinstance(ask, EpsilonAt) else c.delta(parts, ask.epsilon)
+        return _composers.get("pld").answer([(self.views(proto), rounds)], ask)
 
     def _pld_of_own_atoms(self, proto, rounds, ask: Ask):
         """``rounds`` rounds of this bound's ``pld_atoms`` by ``composition.pld_epsilon`` /

@@ -445,7 +445,7 @@ class CloneSpecific(_PairBound):
 # ----------------------------------------------------------------------------------------
 class _ClosedBound(Bound):
     kind = "upper"
-    cheap_epsilon_one = True                  # a closed form (``Bound._kov15_floor``)
+    cheap_epsilon_one = True                  # a closed form (the KOV15 composer's floor)
 
     def closed(self, eps0, n, delta):
         raise NotImplementedError

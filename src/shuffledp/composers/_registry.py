@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..views import EpsilonAt
+
 __all__ = ["Composer", "register", "get", "all_composers", "ids", "merge_parts"]
 
 
@@ -25,6 +27,13 @@ class Composer:
     #: True when an answer costs far more than the others' (an optimised split search):
     #: the selection loop tries it last, after the others' values give it a value to beat.
     costly: ClassVar[bool] = False
+
+    def answer(self, parts, ask, **opts):
+        """``epsilon(parts, ask.delta)`` or ``delta(parts, ask.epsilon)``, as ``ask`` (an
+        ``EpsilonAt`` / ``DeltaAt`` question) says: the one place that dispatches on it."""
+        if isinstance(ask, EpsilonAt):
+            return self.epsilon(parts, ask.delta, **opts)
+        return self.delta(parts, ask.epsilon, **opts)
 
     def floor(self, parts, ask, beat: float) -> float | None:
         """A proven value this composer's answer to ``ask`` cannot go below, found cheaply
