@@ -15,20 +15,9 @@ even when each round's randomizer is chosen adaptively. It does *not* cover rand
 that change within a round (only FMT20 does): valid for "this randomizer (non-adaptive
 within a round)". Replacement adjacency.
 
-Views
------
-* δ(ε): ``iid.positive_part`` (certified: lattice spread, tilt, one FFT power,
-  a-posteriori FFT error, Chernoff tails). ε(δ): secant steps on log δ started from the
-  Gaussian approximation, bracketed, returning the certified end.
-* PLD and RDP: from the certified curve H(t) = E[(U − tV)_+]/n at a grid of ε (both
-  signs), its lower convex hull in t is the hockey-stick curve of a finite pair
-  (P*, Q*) with one atom per vertex, which dominates (P̂, Q̂) in both directions
-  (H_t(Q‖P) = t·H_{1/t}(P‖Q) + 1 − t); (P̂, Q̂) is then a garbling of (P*, Q*)
-  (Blackwell), so every Rényi divergence of (P*, Q*) bounds that of (P̂, Q̂) as well.
-* Check-in sampling CheckIn(γ): the randomizer R_γ = γR + (1 − γ)⊥, ⊥ joins the blanket.
-
-The pair's maths (the certified curve, its search and its finite pair) is
-``shuffledp.pairs.blanket``; this module says when the bound applies and how it composes.
+The pair's maths (the certified curve δ(ε), its search, the finite pair behind the PLD and
+RDP views, check-in sampling) is ``shuffledp.pairs.blanket``, documented there; this module
+says when the bound applies and how it composes.
 """
 
 from __future__ import annotations
