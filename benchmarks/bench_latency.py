@@ -13,14 +13,22 @@ k ∈ {2, 4, 100}, a ``Randomizer`` matrix, the Gaussian with and without check-
 10³ to 10⁹ and 10¹²; T ∈ {1, 10, 1000, 10⁶}; δ ∈ {1e-5, 1e-8, 1e-12}. The grid is a
 fixed rotation through (T, δ) so every value of each axis meets every mechanism.
 
-The reference: ``dp_accounting``'s RDP accountant on a central Gaussian question (σ = 1,
-1000 compositions, δ = 1e-5), timed warm in a subprocess of the same run.
+``--random N --seed S`` adds N default ``sd.epsilon`` questions drawn from the same families
+(a different n, ε0, σ, check-in rate, T and δ each time; family "random", warm only), and
+the family "named" holds issue 30's n = 10¹² check-in question.
+
+The reference: ``dp_accounting``'s RDP accountant on a Poisson-subsampled Gaussian question
+(q = 0.01, σ = 1.1, 1000 compositions, δ = 1e-5) and, as a second line, on a central
+Gaussian question (σ = 1, 1000 compositions, δ = 1e-5), each timed warm (median of 7) in a
+subprocess of the same run.
 
     PYTHONPATH=src python3 benchmarks/bench_latency.py [--timeout 60] [--out FILE.json]
-        [--only FAMILY] [--quick]
+        [--only FAMILIES] [--quick] [--random N [--seed S]] [--compare OLD.json]
 
-Prints p50 / p95 / max per family (cold and warm) and every question's time. With
-``--out`` the raw rows are written as JSON (``--compare OLD.json`` prints before/after).
+Prints p50 / p95 / max per family (cold and warm wall, warm CPU), every question's time,
+and one line per issue-30 target (met / not met; warm p50 as a ratio to the reference).
+With ``--out`` the raw rows are written as JSON (``--compare OLD.json`` prints
+before/after and counts answers that got larger).
 """
 
 from __future__ import annotations
@@ -123,6 +131,57 @@ def grid(quick=False):
     return qs
 
 
+def random_questions(count, seed):
+    """``count`` default ``sd.epsilon`` questions drawn from the grid's families, each with
+    its own n, ε0 / σ, check-in rate, T and δ (so no answer repeats a cached one).
+
+    n log-uniform in [1e3, 1e9] (1e12 with probability 0.1), ε0 uniform in [0.1, 8],
+    σ log-uniform in [0.5, 8], rate log-uniform in [1e-3, 0.5], T log-uniform in [1, 1e6],
+    δ log-uniform in [1e-12, 1e-5]; the 3×3 matrix's rows are drawn uniform in
+    [0.05, 1] and normalised. A fixed seed gives the same questions on every tree.
+    """
+    import random
+    rng = random.Random(seed)
+
+    def logu(lo, hi):
+        return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+    qs = []
+    fams = list(MECHS)
+    for i in range(count):
+        fam = fams[rng.randrange(len(fams))]
+        n = 10**12 if rng.random() < 0.1 else int(round(logu(1e3, 1e9)))
+        eps0 = round(rng.uniform(0.1, 8.0), 4)
+        sigma = round(logu(0.5, 8.0), 4)
+        rate = float(f"{logu(1e-3, 0.5):.3g}")
+        T = int(round(logu(1, 1e6)))
+        d = float(f"{logu(1e-12, 1e-5):.3g}")
+        if fam == "ldp":
+            mech, lab = f"sd.LDP({eps0})", f"ldp({eps0})"
+        elif fam.startswith("krr"):
+            k = int(fam[3:])
+            mech, lab = f"sd.RandomizedResponse({eps0}, {k})", f"krr{k}({eps0})"
+        elif fam == "matrix":
+            rows = [[rng.uniform(0.05, 1.0) for _ in range(3)] for _ in range(3)]
+            rows = [[round(x / sum(r), 4) for x in r] for r in rows]
+            rows = [r[:2] + [round(1.0 - r[0] - r[1], 4)] for r in rows]
+            mech, lab = f"sd.Randomizer({rows})", "matrix"
+        else:
+            mech, lab = f"sd.Gaussian({sigma})", f"gauss({sigma})"
+        samp = f", sampling=sd.CheckIn({rate})" if fam == "gauss-checkin" else ""
+        if samp:
+            lab += f" ci={rate}"
+        qs.append(("random", f"#{i} {lab} n={n:.2g} T={T} d={d:.3g}",
+                   f"sd.epsilon(sd.Shuffle({mech}, n={n}{samp}), delta={d}, rounds={T})"))
+    return qs
+
+
+# The n = 1e12 check-in question of issue 30 (over 100 s when it was filed).
+NAMED = [("named", "ldp(1) n=1e12 checkin(0.01) T=10 d=1e-6",
+          "sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10**12, sampling=sd.CheckIn(0.01)), 1e-6, "
+          "rounds=10)")]
+
+
 WARMUP = "sd.epsilon(sd.Shuffle(sd.LDP(0.7), n=12345), delta=1e-7, rounds=3)"
 
 WORKER = r"""
@@ -151,16 +210,24 @@ DPACC = r"""
 import json, time
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
-def ask():
+def central():
     acc = rdp.RdpAccountant()
     acc.compose(dp_event.GaussianDpEvent(1.0), 1000)
     return acc.get_epsilon(1e-5)
-ask()
-ts = []
-for _ in range(5):
-    t0 = time.perf_counter(); v = ask(); ts.append(time.perf_counter() - t0)
-ts.sort()
-print(json.dumps({"question": ts[len(ts) // 2], "value": v}))
+def poisson():
+    acc = rdp.RdpAccountant()
+    acc.compose(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.1)), 1000)
+    return acc.get_epsilon(1e-5)
+out = {}
+for name, ask in (("poisson", poisson), ("central", central)):
+    ask()
+    ts, cs = [], []
+    for _ in range(7):
+        t0 = time.perf_counter(); c0 = time.process_time(); v = ask()
+        ts.append(time.perf_counter() - t0); cs.append(time.process_time() - c0)
+    ts.sort(); cs.sort()
+    out[name] = {"question": ts[len(ts) // 2], "cpu": cs[len(cs) // 2], "value": v}
+print(json.dumps(out))
 """
 
 
@@ -207,6 +274,17 @@ def measure(qs, timeout, log=print):
             row["cold"] = None if "wall" not in r else r["wall"]
             row["warm"] = None
             row.update({k: r[k] for k in ("timeout", "error", "value") if k in r})
+        elif fam in ("random", "named"):
+            # Warm only (the targets are warm); one process per question, so nothing
+            # computed for one question is reused by another.
+            w = run_python(q, "warm", timeout)
+            row["cold"] = None
+            if "timeout" in w or "error" in w:
+                row["warm"] = None
+                row.update({k: w[k] for k in ("timeout", "error") if k in w})
+            else:
+                row.update({"warm": w["question"], "warm_cpu": w["cpu"], "value": w["value"],
+                            "bound": w["bound"]})
         else:
             c = run_python(q, "cold", timeout)
             if "timeout" in c or "error" in c:
@@ -232,8 +310,10 @@ def _fmt_t(t, timeout):
 def _fmt_row(row, timeout):
     if row.get("error"):
         return f"  {row['family']:9s} {row['label']:38s} ERROR {row['error'][:80]}"
-    cold = _fmt_t(row["cold"], timeout)
+    cold = "" if row["family"] in ("random", "named") else _fmt_t(row["cold"], timeout)
     warm = "" if row["family"] == "cli" else _fmt_t(row["warm"], timeout)
+    if row.get("warm_cpu") is not None:
+        warm += f" ({row['warm_cpu']:.3f} cpu)"
     v = row.get("value")
     vs = f"{v:.6g}" if isinstance(v, float) else str(v)
     return f"  {row['family']:9s} {row['label']:38s} cold {cold:>10s}  warm {warm:>10s}  {vs} {row.get('bound') or ''}"
@@ -248,12 +328,14 @@ def _pct(xs, q):
 
 def summary(rows, timeout):
     out = []
-    for fam in ("epsilon", "delta", "calibrate", "cli"):
+    for fam in ("epsilon", "random", "named", "delta", "calibrate", "cli"):
         fr = [r for r in rows if r["family"] == fam and not r.get("error")]
         if not fr:
             continue
         for which in ("cold", "warm", "warm_cpu"):
             if fam == "cli" and which != "cold":
+                continue
+            if fam in ("random", "named") and which == "cold":
                 continue
             if which == "warm_cpu" and not any(r.get("warm_cpu") is not None for r in fr):
                 continue
@@ -263,24 +345,78 @@ def summary(rows, timeout):
     return out
 
 
-def _print_summary(rows, timeout, ref):
+def _print_summary(rows, timeout, ref, old=None):
     """p50 / p95 / max per family: cold and warm wall time, and warm CPU time (the process's
-    own seconds: what an idle machine would show when the machine is shared)."""
+    own seconds: what an idle machine would show when the machine is shared); then issue
+    30's targets, met or not, against the dp_accounting reference timed in the same run."""
     print("\nfamily     kind      count       p50       p95       max   (seconds)")
     for fam, which, cnt, p50, p95, mx in summary(rows, timeout):
         print(f"{fam:10s} {which:9s} {cnt:5d} {p50:>9s} {p95:>9s} {mx:>9s}")
-    if ref:
-        ws = sorted(r["warm"] for r in rows if r["family"] == "epsilon" and r.get("warm") is not None)
-        if ws:
-            print(f"\nratio: default sd.epsilon warm p50 / dp_accounting = "
-                  f"{_pct(ws, 0.5) / ref:.1f}x")
+    if isinstance(ref, (int, float)):     # a JSON saved before session 13
+        ref = {"central": {"question": ref}}
+    ref = ref or {}
+    pois = (ref.get("poisson") or {}).get("question")
+    cent = (ref.get("central") or {}).get("question")
+
+    def times(fams, which="warm"):
+        return [math.inf if r.get(which) is None else r[which]
+                for r in rows if r["family"] in fams and not r.get("error")]
+
+    print("\ntargets (issue 30)")
+    for name, fams in (("grid", ("epsilon",)), ("random", ("random",)),
+                       ("grid+random", ("epsilon", "random"))):
+        for which in ("warm", "warm_cpu"):
+            ws = times(fams, which)
+            if not ws:
+                continue
+            p50, p95, mx = _pct(ws, 0.5), _pct(ws, 0.95), max(ws)
+            tag = "wall" if which == "warm" else "cpu "
+            for label, base in (("RDP Poisson-sampled Gaussian", pois),
+                                ("RDP central Gaussian", cent)):
+                if base:
+                    r = p50 / base
+                    met = " (target <= 1: " + ("met" if r <= 1 else "not met") + ")" \
+                        if base is pois else ""
+                    print(f"  {name:11s} {tag} p50 {p50:.3f} s / dp_accounting {label} "
+                          f"{base * 1e3:.1f} ms = {r:.1f}x{met}")
+            print(f"  {name:11s} {tag} p95 {p95:.3f} s (target <= 0.25 s: "
+                  f"{'met' if p95 <= 0.25 else 'not met'}); max {mx:.3f} s (target <= 2 s: "
+                  f"{'met' if mx <= 2 else 'not met'})")
+    cl = times(("cli",), "cold")
+    if cl:
+        p95 = _pct(cl, 0.95)
+        print(f"  CLI fresh process p95 {p95:.3f} s (target <= 1 s: "
+              f"{'met' if p95 <= 1 else 'not met'})")
+    for r in rows:
+        if r["family"] == "named":
+            t = math.inf if r.get("warm") is None else r["warm"]
+            print(f"  {r['label']}: {t:.3f} s warm (target <= 2 s: "
+                  f"{'met' if t <= 2 else 'not met'})")
+    if old is not None:
+        om = {(r["family"], r["label"]): r.get("value") for r in old["rows"]}
+        larger, same, smaller, cmp = [], 0, 0, 0
+        for r in rows:
+            o, v = om.get((r["family"], r["label"])), r.get("value")
+            if not isinstance(o, float) or not isinstance(v, float):
+                continue
+            cmp += 1
+            if v > o:
+                larger.append(f"{r['label']}: {o!r} -> {v!r}")
+            elif v == o:
+                same += 1
+            else:
+                smaller += 1
+        print(f"  answers vs --compare: {cmp} compared, {same} identical, {smaller} smaller, "
+              f"{len(larger)} larger (target: none larger)")
+        for x in larger:
+            print("    LARGER " + x)
 
 
 def dp_accounting_time(timeout):
     try:
         p = subprocess.run([sys.executable, "-c", DPACC], capture_output=True, text=True,
                            timeout=timeout, env=_env())
-        return json.loads(p.stdout.strip().splitlines()[-1])["question"]
+        return json.loads(p.stdout.strip().splitlines()[-1])
     except Exception:   # noqa: BLE001 — the reference is optional
         return None
 
@@ -301,7 +437,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--only", default=None, help="one family: epsilon, delta, calibrate, cli")
+    ap.add_argument("--only", default=None,
+                    help="families, comma-separated: epsilon, random, named, delta, "
+                         "calibrate, cli")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="add N random default sd.epsilon questions (family 'random')")
+    ap.add_argument("--seed", type=int, default=30, help="seed of --random (default 30)")
     ap.add_argument("--quick", action="store_true", help="every 3rd question only")
     ap.add_argument("--compare", default=None, help="a JSON file from an earlier run")
     ap.add_argument("--src", default=None, help="the source tree to time (default: ../src)")
@@ -310,35 +451,56 @@ def main(argv=None):
     if a.summarize:
         with open(a.summarize) as fh:
             saved = json.load(fh)
-        _print_summary(saved["rows"], saved["timeout"], saved.get("dp_accounting"))
+        old = None
+        if a.compare:
+            with open(a.compare) as fh:
+                old = json.load(fh)
+        _print_summary(saved["rows"], saved["timeout"], saved.get("dp_accounting"), old)
         return 0
     global SRC
     if a.src:
         SRC = os.path.abspath(a.src)
-    qs = [q for q in grid(a.quick) if a.only is None or q[0] == a.only]
+    only = None if a.only is None else set(a.only.split(","))
+    qs = grid(a.quick) + NAMED + random_questions(a.random, a.seed)
+    qs = [q for q in qs if only is None or q[0] in only]
+    print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+          f"{os.getloadavg()[2]:.2f}")
     imp = import_time()
     print(f"import shuffledp (median of 5 fresh processes): {imp:.3f} s")
     ref = dp_accounting_time(a.timeout)
-    print("dp_accounting RDP accountant, central Gaussian (sigma=1, 1000 rounds, delta=1e-5), "
-          f"warm: {'n/a' if ref is None else f'{ref * 1e3:.1f} ms'}")
+    for name, what in (("poisson", "Poisson-sampled Gaussian (q=0.01, sigma=1.1, 1000 rounds, "
+                                   "delta=1e-5)"),
+                       ("central", "central Gaussian (sigma=1, 1000 rounds, delta=1e-5)")):
+        r = (ref or {}).get(name)
+        print(f"dp_accounting RDP accountant, {what}, warm median of 7: "
+              + ("n/a" if r is None else f"{r['question'] * 1e3:.1f} ms "
+                 f"({r['cpu'] * 1e3:.1f} ms cpu), epsilon {r['value']:.6g}"))
+    t0 = time.time()
     rows = measure(qs, a.timeout)
-    _print_summary(rows, a.timeout, ref)
-    if a.out:
-        with open(a.out, "w") as fh:
-            json.dump({"import": imp, "dp_accounting": ref, "timeout": a.timeout,
-                       "rows": rows}, fh, indent=1)
+    old = None
     if a.compare:
         with open(a.compare) as fh:
             old = json.load(fh)
+    _print_summary(rows, a.timeout, ref, old)
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+          f"run {time.time() - t0:.0f} s")
+    if a.out:
+        with open(a.out, "w") as fh:
+            json.dump({"import": imp, "dp_accounting": ref, "timeout": a.timeout,
+                       "random": a.random, "seed": a.seed, "load_end": load,
+                       "rows": rows}, fh, indent=1)
+    if a.compare:
         om = {(r["family"], r["label"]): r for r in old["rows"]}
-        print("\nbefore -> after (value, cold time)")
+        print("\nbefore -> after (value, cold time; warm for random/named)")
         for r in rows:
             o = om.get((r["family"], r["label"]))
             if o is None:
                 continue
+            k = "warm" if r["family"] in ("random", "named") else "cold"
             print(f"  {r['family']:9s} {r['label']:38s} {o.get('value')!s:>24.24} -> "
-                  f"{r.get('value')!s:<24.24} {_fmt_t(o['cold'], old['timeout'])} -> "
-                  f"{_fmt_t(r['cold'], a.timeout)}")
+                  f"{r.get('value')!s:<24.24} {_fmt_t(o[k], old['timeout'])} -> "
+                  f"{_fmt_t(r[k], a.timeout)}")
     return 0
 
 
