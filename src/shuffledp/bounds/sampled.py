@@ -36,7 +36,8 @@ from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
-from ._common import PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users, rate_size
+from ._common import (PARTICIPATION_NOTE, eps0_range, gaussian_reason, kov15_last, note_users,
+                      rate_size)
 from .base import Bound, Outcome, get, register
 
 __all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
@@ -100,7 +101,8 @@ class _HiddenBound(Bound):
 
     def routes(self, rounds):
         r = super().routes(rounds)
-        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else r
+        # KOV15 last: its floor then meets the PLD route's value (bounds/clones.py).
+        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else kov15_last(r)
 
 
 @functools.lru_cache(maxsize=64)
