@@ -32,7 +32,7 @@ from ..pairs import clone as cp
 from ..errors import NotApplicableError
 from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
-from ._common import kov15_last, ldp_reason, no_sampling_reason
+from ._common import ldp_reason, no_sampling_reason, pld_first_kov15_last
 from ..views import EpsilonAt
 from .base import Bound, register
 
@@ -242,7 +242,7 @@ class _PairBound(Bound):
         if rounds == 1:
             # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
             return [x for x in r if x != "rdp"]
-        return kov15_last(r)
+        return pld_first_kov15_last(r)
 
     def route_cost_reason(self, proto, rounds, route):
         # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);

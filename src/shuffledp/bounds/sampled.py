@@ -36,8 +36,8 @@ from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..protocols import CheckIn, WithoutReplacement
 from ..views import EpsilonAt
-from ._common import (PARTICIPATION_NOTE, eps0_range, gaussian_reason, kov15_last, note_users,
-                      rate_size)
+from ._common import (PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users,
+                      pld_first_kov15_last, rate_size)
 from .base import Bound, Outcome, get, register
 
 __all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
@@ -101,8 +101,10 @@ class _HiddenBound(Bound):
 
     def routes(self, rounds):
         r = super().routes(rounds)
-        # KOV15 last: its floor then meets the PLD route's value (bounds/clones.py).
-        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else kov15_last(r)
+        # PLD first, KOV15 last: the others' floors meet PLD's value (_common.py).
+        if rounds == 1:
+            return [x for x in r if x not in ("rdp", "pld")]
+        return pld_first_kov15_last(r)
 
 
 @functools.lru_cache(maxsize=64)
