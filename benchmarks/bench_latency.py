@@ -355,8 +355,8 @@ def _print_summary(rows, timeout, ref, old=None):
     if isinstance(ref, (int, float)):     # a JSON saved before session 13
         ref = {"central": {"question": ref}}
     ref = ref or {}
-    pois = (ref.get("poisson") or {}).get("question")
-    cent = (ref.get("central") or {}).get("question")
+    refs = {which: {name: (ref.get(name) or {}).get("question" if which == "warm" else "cpu")
+                    for name in ("poisson", "central")} for which in ("warm", "warm_cpu")}
 
     def times(fams, which="warm"):
         return [math.inf if r.get(which) is None else r[which]
@@ -365,18 +365,22 @@ def _print_summary(rows, timeout, ref, old=None):
     print("\ntargets (issue 30)")
     for name, fams in (("grid", ("epsilon",)), ("random", ("random",)),
                        ("grid+random", ("epsilon", "random"))):
+        if len(fams) > 1 and not all(times((f,)) for f in fams):
+            continue                          # the union only when both were measured
         for which in ("warm", "warm_cpu"):
             ws = times(fams, which)
             if not ws:
                 continue
             p50, p95, mx = _pct(ws, 0.5), _pct(ws, 0.95), max(ws)
             tag = "wall" if which == "warm" else "cpu "
-            for label, base in (("RDP Poisson-sampled Gaussian", pois),
-                                ("RDP central Gaussian", cent)):
+            # wall against the reference's wall, CPU against its CPU (same run)
+            for label, key in (("RDP Poisson-sampled Gaussian", "poisson"),
+                               ("RDP central Gaussian", "central")):
+                base = refs[which][key]
                 if base:
                     r = p50 / base
                     met = " (target <= 1: " + ("met" if r <= 1 else "not met") + ")" \
-                        if base is pois else ""
+                        if key == "poisson" else ""
                     print(f"  {name:11s} {tag} p50 {p50:.3f} s / dp_accounting {label} "
                           f"{base * 1e3:.1f} ms = {r:.1f}x{met}")
             print(f"  {name:11s} {tag} p95 {p95:.3f} s (target <= 0.25 s: "

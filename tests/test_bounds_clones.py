@@ -297,6 +297,25 @@ def test_multi_round_answer_lists_pld_and_rdp():
     assert r1.composition == "none"
 
 
+
+def test_exact_pair_bounds_run_pld_first_and_kov15_last():
+    # PLD's value is what the RDP route and KOV15's floor must beat (docs/latency.md).
+    for bid in ("fmt20", "fmt23", "clone-specific", "fmt20-sampled", "fmt23-sampled"):
+        assert get(bid).routes(5) == ["pld", "rdp", "kov15"], bid
+
+
+def test_kov15_skipped_against_pld_leaves_the_value_of_every_route():
+    # 2-RR at eps0 = 2: KOV15 is far above PLD over 6 rounds, so its floor check skips it;
+    # the bound's value is still the smallest of the three routes each asked by name.
+    proto = sd.Shuffle(sd.RandomizedResponse(2.0, 2), 2_000)
+    r = sd.epsilon(proto, delta=1e-8, rounds=6, bound="fmt23")
+    skipped = r.candidates[0].details.get("routes_skipped", {})
+    assert skipped.get("kov15", "").startswith("skipped: cannot beat")
+    named = {c: sd.epsilon(proto, delta=1e-8, rounds=6, bound="fmt23", composition=c).epsilon
+             for c in ("pld", "rdp", "kov15")}
+    assert named["kov15"] > named["pld"]
+    assert r.epsilon == min(named.values())
+
 # ---------------------------------------------------------------------------------------
 # krr-lower over several rounds (optimistic PLD of the instance's pair)
 # ---------------------------------------------------------------------------------------
