@@ -150,11 +150,11 @@ def random_questions(count, seed):
     fams = list(MECHS)
     for i in range(count):
         fam = fams[rng.randrange(len(fams))]
-        n = 10**12 if rng.random() < 0.1 else int(round(logu(1e3, 1e9)))
+        n = 10**12 if rng.random() < 0.1 else round(logu(1e3, 1e9))
         eps0 = round(rng.uniform(0.1, 8.0), 4)
         sigma = round(logu(0.5, 8.0), 4)
         rate = float(f"{logu(1e-3, 0.5):.3g}")
-        T = int(round(logu(1, 1e6)))
+        T = round(logu(1, 1e6))
         d = float(f"{logu(1e-12, 1e-5):.3g}")
         if fam == "ldp":
             mech, lab = f"sd.LDP({eps0})", f"ldp({eps0})"
@@ -178,8 +178,8 @@ def random_questions(count, seed):
 
 # The n = 1e12 check-in question of issue 30 (over 100 s when it was filed).
 NAMED = [("named", "ldp(1) n=1e12 checkin(0.01) T=10 d=1e-6",
-          "sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10**12, sampling=sd.CheckIn(0.01)), 1e-6, "
-          "rounds=10)")]
+          ("sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10**12, sampling=sd.CheckIn(0.01)), 1e-6, "
+           "rounds=10)"))]
 
 
 WARMUP = "sd.epsilon(sd.Shuffle(sd.LDP(0.7), n=12345), delta=1e-7, rounds=3)"
@@ -472,8 +472,8 @@ def main(argv=None):
     imp = import_time()
     print(f"import shuffledp (median of 5 fresh processes): {imp:.3f} s")
     ref = dp_accounting_time(a.timeout)
-    for name, what in (("poisson", "Poisson-sampled Gaussian (q=0.01, sigma=1.1, 1000 rounds, "
-                                   "delta=1e-5)"),
+    for name, what in (("poisson", ("Poisson-sampled Gaussian (q=0.01, sigma=1.1, "
+                                    "1000 rounds, delta=1e-5)")),
                        ("central", "central Gaussian (sigma=1, 1000 rounds, delta=1e-5)")):
         r = (ref or {}).get(name)
         print(f"dp_accounting RDP accountant, {what}, warm median of 7: "
