@@ -289,8 +289,15 @@ def test_coarsened_pld_atoms_dominate_the_pair():
 def test_multi_round_answer_lists_pld_and_rdp():
     pytest.importorskip("dp_accounting")
     r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, rounds=10, bound="fmt20")
-    routes = r.candidates[0].details["routes"] if r.candidates else {}
-    assert {"rdp", "pld"} <= set(routes)
+    det = r.candidates[0].details if r.candidates else {}
+    routes, skipped = det.get("routes", {r.composition: r.epsilon}), det.get("routes_skipped", {})
+    assert "pld" in routes
+    # RDP is computed, or skipped with its proven floor above the PLD value (PLD runs first)
+    assert "rdp" in routes or skipped.get("rdp", "").startswith("skipped: cannot beat")
+    if "rdp" not in routes:
+        rdp = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, rounds=10, bound="fmt20",
+                         composition="rdp").epsilon
+        assert rdp > routes["pld"]
     assert min(routes.values()) <= r.epsilon <= min(routes.values()) * (1 + 1e-11)
     # One round: the exact pair answers; PLD and RDP are not run.
     r1 = sd.epsilon(sd.Shuffle(sd.LDP(1.0), 10_000), delta=1e-6, bound="fmt20")
@@ -315,6 +322,24 @@ def test_kov15_skipped_against_pld_leaves_the_value_of_every_route():
              for c in ("pld", "rdp", "kov15")}
     assert named["kov15"] > named["pld"]
     assert r.epsilon == min(named.values())
+
+
+@pytest.mark.parametrize("mech,n,delta,T,bid", [
+    (sd.RandomizedResponse(7.5592, 4), 3700, 5.23e-9, 4, "fmt23"),   # no amplification
+    (sd.RandomizedResponse(2.0, 2), 2000, 1e-8, 6, "fmt23"),
+    (sd.LDP(3.0), 500, 1e-9, 3, "fmt20"),
+])
+def test_rdp_floor_is_below_the_curve_and_the_route(mech, n, delta, T, bid):
+    # The floor skips the RDP route when at or above the best value: it must never exceed
+    # what the route itself returns, nor the curve at any order (docs/latency.md).
+    from shuffledp.composers import get as composer
+    from shuffledp.views import BoundViews, EpsilonAt
+    proto, b = sd.Shuffle(mech, n), get(bid)
+    lam = np.array([2, 3, 7, 40, 300])
+    assert np.all(b.rdp_floor(proto, lam.astype(float)) <= b.rdp(proto, lam))
+    fl = composer("rdp").floor([(BoundViews(b, proto), T)], EpsilonAt(delta), 0.0)
+    route = sd.epsilon(proto, delta=delta, rounds=T, bound=bid, composition="rdp").epsilon
+    assert fl is not None and 0.9 * route < fl <= route
 
 # ---------------------------------------------------------------------------------------
 # krr-lower over several rounds (optimistic PLD of the instance's pair)

@@ -70,6 +70,10 @@ class RdpView:
     curve: Callable[[np.ndarray], np.ndarray]
     max_order: int
     grid: str = "dense"          # order-search grid: "dense" | "coarse" | "sparse"
+    #: Certified LOWER bounds on the exact RDP the curve bounds, at real orders ≥ 2 (a pair
+    #: the bound's pair dominates), or None: lets the RDP composer prove that no order can
+    #: beat a known value before evaluating the (costly) curve.
+    floor: Optional[Callable[[np.ndarray], np.ndarray]] = None
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,9 @@ class BoundViews:
         b, p = self.bound, self.proto
         if not b.has_rdp:
             return None
-        return RdpView(lambda o: b.rdp(p, o), int(b.max_order(p)), b._order_grid())
+        fl = getattr(b, "rdp_floor", None)
+        return RdpView(lambda o: b.rdp(p, o), int(b.max_order(p)), b._order_grid(),
+                       None if fl is None else (lambda lam: fl(p, lam)))
 
     @property
     def dp(self) -> Optional[DpView]:

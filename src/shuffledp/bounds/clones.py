@@ -203,6 +203,23 @@ class _PairBound(Bound):
     def rdp(self, proto, orders):
         return self.pair(proto).rdp(orders)
 
+    def rdp_floor(self, proto, orders):
+        """Certified lower bounds on the exact pair's D(λ) at real orders λ ≥ 2 (the RDP
+        composer's floor, docs/latency.md): the Rényi sum of a pair the clone pair dominates
+        (``cp.pair_floor_atoms``; data processing and the atoms left out only lower
+        Σ p^λ q^(1−λ)), less 1e-6 + 1e-9·λ on its log for the floating-point error of the
+        atoms and of the sum."""
+        lp, ell = _floor_screen_atoms(self.pair(proto))
+        lam = np.asarray(orders, dtype=float)
+        out = np.empty(lam.shape)
+        for i in range(0, lam.size, 32):
+            x = lam[i:i + 32, None] - 1.0
+            t = lp[None, :] + x * ell[None, :]
+            m = np.max(t, axis=1)
+            log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
+            out[i:i + 32] = (log_sum - (1e-6 + 1e-9 * lam[i:i + 32])) / x[:, 0]
+        return out
+
     def dominated_by(self, other, proto, rounds=1):
         # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
         # pair is a post-processing of the p pair — the output tells how many of the n − 1
@@ -361,9 +378,17 @@ FLOOR_SCREEN_ATOMS = 20_000
 
 
 @functools.lru_cache(maxsize=8)
+def _floor_screen_atoms(pair):
+    """(log P, log P − log Q) of the coarser floor pair (FLOOR_SCREEN_ATOMS atoms)."""
+    lp, lq = cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS)
+    return lp, lp - lq
+
+
+@functools.lru_cache(maxsize=8)
 def _floor_moments(pair):
     from .. import pld_fft as pf
-    return pf.loss_moments(*cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS))
+    lp, ell = _floor_screen_atoms(pair)
+    return pf.loss_moments(lp, lp - ell)
 
 
 @functools.lru_cache(maxsize=256)

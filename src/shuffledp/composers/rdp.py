@@ -8,10 +8,12 @@ and skipped when an exact single-round lower view exists.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import conversions as _rdp
-from ..views import Outcome
+from ..views import EpsilonAt, Outcome
 from ._registry import Composer, merge_parts, register
 
 _GRID_RANK = {"dense": 0, "coarse": 1, "sparse": 2}
@@ -64,6 +66,45 @@ class RdpComposer(Composer):
         if len(parts) == 1 and v.kind == "lower" and c == 1 and v.dp is not None:
             return "an exact single-round lower view exists (a converted lower RDP curve is only an estimate)"
         return None
+
+    def floor(self, parts, ask, beat):
+        """ε question, one entry whose RDP view has a ``floor`` (a certified lower bound
+        on the exact Rényi divergence D(λ) that its curve bounds from above): a floor on
+        every order's converted ε, so the whole order search is skipped when it is at or
+        above ``beat``.
+
+        On [λ_i, λ_{i+1}] the exact D is non-decreasing in λ, so the curve's value there is
+        at least D_floor(λ_i), and each part of the conversion term log(1 − 1/λ) −
+        (log δ + log λ)/(λ − 1) is monotone, so it is at least log(1 − 1/λ_i) −
+        log δ/(λ_{i+1} − 1) − log λ_i/(λ_i − 1). The zero of the conversion
+        (T·D ≤ −log(1 − δ²)) cannot occur once T·D_floor(2) exceeds that threshold (the
+        curve at any order is at least the exact D(2))."""
+        parts = merge_parts(parts)
+        if len(parts) != 1 or not isinstance(ask, EpsilonAt):
+            return None
+        v, rounds = parts[0]
+        if v.kind != "upper" or v.rdp is None or v.rdp.floor is None:
+            return None
+        top = float(v.rdp.max_order)
+        if not top >= 2.0:
+            return None
+        delta = ask.delta
+        count = max(2, int(math.log(top / 2.0) / math.log(1.05)) + 2)    # ratio <= 1.05
+        lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
+        d = np.asarray(v.rdp.floor(lam), dtype=float)
+        if d.shape != lam.shape or np.any(np.isnan(d)):
+            return None
+        d = np.maximum(d, 0.0)
+        if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
+            return None
+        lo, hi = lam[:-1], lam[1:]
+        conv = np.log1p(-1.0 / lo) - math.log(delta) / (hi - 1.0) - np.log(lo) / (lo - 1.0)
+        f = rounds * d[:-1] + conv
+        # the top order itself (the search evaluates no order above it)
+        f_top = (rounds * d[-1] + math.log1p(-1.0 / top)
+                 - (math.log(delta) + math.log(top)) / (top - 1.0))
+        fl = float(min(np.min(f), f_top))
+        return fl * (1.0 - 1e-9) if math.isfinite(fl) and fl > 0.0 else None
 
     # ``beat``: the value this answer must beat to matter (one entry, from the bound's
     # search); the order search then skips orders whose conversion term alone is above it.
