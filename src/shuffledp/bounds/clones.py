@@ -242,9 +242,14 @@ class _PairBound(Bound):
         if rounds == 1:
             # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
             return [x for x in r if x != "rdp"]
-        # Base order (rdp, kov15, pld): below PAIR_RDP_MAX_N the RDP search is the cheap
-        # route and its value lets KOV15's floor check skip KOV15; above it only PLD runs.
-        return r
+        # PLD first: it runs whatever the order (it has no floor) and is usually the
+        # tightest, so its value is the one the costly routes' proven floors are checked
+        # against (KOV15's split search is ~1000 exact pair sums, seconds to a minute at
+        # n = 1e7; its floor at the PLD value skips it in a fraction of a second). The
+        # answer is the same in any order: a route is only skipped when proven at or
+        # above a value already certified.
+        first = ("pld", "rdp", "kov15")
+        return sorted(r, key=lambda x: first.index(x) if x in first else len(first))
 
     def route_cost_reason(self, proto, rounds, route):
         # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);
@@ -261,6 +266,29 @@ class _PairBound(Bound):
             return (f"not evaluated for n > {PAIR_EXACT_MAX_N:.0e}: its split search needs "
                     "~1000 exact pair sums (the PLD route and the other bounds answer)")
         return super().route_cost_reason(proto, rounds, route)
+
+    def answer(self, proto, ask, rounds, route, *, beat=None):
+        # The RDP route of the exact pair (~0.1 s and ~100 MB of cached points per order
+        # at n = 1e6) is skipped when a proven floor on its value cannot beat ``beat`` (in
+        # the default search, the PLD route's value: PLD runs first, see ``routes``).
+        if (route == "rdp" and beat is not None and isinstance(ask, EpsilonAt)
+                and rounds > 1 and math.isfinite(beat) and beat > 0.0):
+            fl = self._rdp_route_floor(proto, ask.delta, rounds, beat)
+            if fl is not None:
+                from .. import conversions as _rdp
+                raise _rdp.CannotBeatOrders(fl, beat)
+        return super().answer(proto, ask, rounds, route, beat=beat)
+
+    def _rdp_route_floor(self, proto, delta, rounds, beat):
+        """A certified floor on this bound's RDP-route ε at ``delta`` when it is at least
+        ``beat``, else None (``rdp_conversion_floor`` over the orders the route may use,
+        on the Rényi divergences of a pair the clone pair dominates)."""
+        try:
+            lp, lq = _floor_screen_atoms(self.pair(proto))
+            top = int(self.max_order(proto))
+        except (ValueError, ArithmeticError, NotApplicableError):
+            return None
+        return rdp_conversion_floor(lp, lq, rounds, delta, beat, top)
 
     def proven_floor(self, proto, ask, rounds, beat):
         if 1 < rounds <= FLOOR_MAX_ROUNDS and self._floor_beats(proto, ask, rounds, beat):
@@ -360,6 +388,73 @@ def _floor_atoms(pair):
 
 #: Atom budget of the floor pair whose loss variance screens floor attempts.
 FLOOR_SCREEN_ATOMS = 20_000
+
+
+@functools.lru_cache(maxsize=8)
+def _floor_screen_atoms(pair):
+    return cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS)
+
+
+def _renyi_floor(lp, ell, orders) -> np.ndarray:
+    """D_λ of the (sub-probability) atoms at each order, lowered by a margin for the
+    floating-point error of the losses and of the sum, clipped at 0 (Rényi divergences
+    are ≥ 0)."""
+    lam1 = np.asarray(orders, dtype=float)[:, None] - 1.0
+    v = special.logsumexp(lp[None, :] + lam1 * ell[None, :], axis=1) / lam1[:, 0]
+    margin = 1e-10 * (1.0 + float(np.max(np.abs(ell))))
+    return np.maximum(v - margin, 0.0)
+
+
+def rdp_conversion_floor(lp, lq, rounds, delta, beat, max_order, max_evals=600):
+    """A floor on ``search_epsilon`` (the RDP route: T·RDP converted by CKS20 Prop. 12 at
+    the best order in [2, ``max_order``], integer or real) for any pair that dominates the atoms
+    (``lp``, ``lq``) (log P, log Q of a post-processing of it, atoms left out allowed), when
+    that floor is at least ``beat``; None when it cannot be shown.
+
+    Why it holds: by data processing (and since leaving atoms out only lowers the sum
+    Σ p^λ q^{1−λ}), D_λ of the atoms is at most the pair's D_λ, hence at most any upper
+    RDP value the route evaluates; the conversion ε(λ) = T·r + log(1 − 1/λ) − (log δ +
+    log λ)/(λ − 1) (0 where δ² ≥ 1 − e^{−T·r}) is non-decreasing in r. Between two orders
+    a < b: D_λ ≥ D_a (Rényi divergences are non-decreasing in λ), log(1 − 1/λ) and
+    −log λ/(λ − 1) are increasing and −log δ/(λ − 1) is decreasing, so every λ in [a, b]
+    gives at least T·D_a + log(1 − 1/a) − log a/(a − 1) − log δ/(b − 1) (or 0 when the
+    Pinsker zero may apply). Intervals whose floor is below ``beat`` are split (at most
+    ``max_evals`` orders in all) until every one is above it or cannot be split.
+    """
+    if not (math.isfinite(beat) and beat > 0.0) or lp.size == 0:
+        return None
+    lp, lq = np.asarray(lp, dtype=float), np.asarray(lq, dtype=float)
+    ell = lp - lq
+    if not np.all(np.isfinite(ell)):
+        return None
+    top = int(max_order)
+    if top < 2:
+        return None
+    log_d = math.log(delta)
+    kl = -math.log1p(-delta * delta)          # T·D ≤ kl: the Pinsker zero may apply
+
+    def interval(a, ra, b):
+        # (the search also tries real orders between integers: every λ in [a, b] counts)
+        if rounds * ra <= kl * (1.0 + 1e-6):
+            return 0.0
+        return max(0.0, rounds * ra + math.log1p(-1.0 / a) - math.log(a) / (a - 1.0)
+                   - log_d / (b - 1.0))
+
+    orders = np.geomspace(2.0, float(top), 40)
+    orders[0], orders[-1] = 2.0, float(top)
+    vals = dict(zip(orders.tolist(), _renyi_floor(lp, ell, orders).tolist()))
+    while True:
+        ks = sorted(vals)
+        fl = [(interval(a, vals[a], b), a, b) for a, b in zip(ks, ks[1:])]
+        low = [(a, b) for f, a, b in fl if f < beat]
+        if not low:
+            # less a relative 1e-9 for the rounding of the conversion's closed form
+            return min(f for f, _, _ in fl) * (1.0 - 1e-9)
+        new = sorted({math.sqrt(a * b) for a, b in low if b > a * (1.0 + 1e-6)})
+        new = [x for x in new if x not in vals]
+        if not new or len(vals) + len(new) > max_evals:
+            return None
+        vals.update(zip(new, _renyi_floor(lp, ell, np.array(new)).tolist()))
 
 
 @functools.lru_cache(maxsize=8)
