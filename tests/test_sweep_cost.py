@@ -79,3 +79,14 @@ def test_fmt20_skips_costly_routes_only_when_they_cannot_win():
         assert "cannot beat" in skipped[route]
         named = sd.epsilon(p, 1e-6, rounds=10, bound="fmt20", composition=route).epsilon
         assert named >= r.epsilon
+
+
+def test_pld_atoms_are_built_once_per_pair_and_read_only():
+    """A protocol asked at several round counts reuses its PLD atoms (a sweep's points of one
+    protocol); they are shared, so they cannot be written to."""
+    from shuffledp.pairs.clone import fmt20_pair
+    pair = fmt20_pair(1.0, 3000)
+    a = pair.pld_atoms()
+    assert pair.pld_atoms() is a
+    with pytest.raises(ValueError):
+        a[0][0] = 0.0
