@@ -25,11 +25,11 @@ def _rr_atoms(eps):
 
 def _rr_rdp(eps):
     """D_λ of binary randomized response, in closed form (Mironov 2017, Prop. 5)."""
-    p = math.exp(eps) / (1.0 + math.exp(eps))
+    lp, lq = -math.log1p(math.exp(-eps)), -math.log1p(math.exp(eps))   # log p, log(1 − p)
 
     def curve(orders):
         lam = np.asarray(orders, dtype=float)
-        return np.log(p ** lam * (1 - p) ** (1 - lam) + (1 - p) ** lam * p ** (1 - lam)) / (lam - 1)
+        return np.logaddexp(lam * lp + (1 - lam) * lq, lam * lq + (1 - lam) * lp) / (lam - 1)
     return curve
 
 
