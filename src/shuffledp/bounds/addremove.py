@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ..pairs import addremove as ar
+from ..pairs.addremove_blanket import AddRemoveBlanket, MAX_N as BLANKET_AR_MAX_N
 from ..pairs.trimmed import trimmed_addremove_pair
 from .. import composition as _comp
 from ..protocols import CheckIn
@@ -23,7 +24,7 @@ from ..numerics import golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
-__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove"]
+__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "BlanketAddRemove"]
 
 NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n users report "
           "with probability rate^n, which is impossible without the user, so the number of "
@@ -197,3 +198,85 @@ class TrimmedCloneAddRemove(Bound):
             return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
                            route, det)
         return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
+
+
+# ----------------------------------------------------------------------------------------
+# The privacy blanket of a concrete randomizer (docs/relations.md, "The blanket under
+# add/remove"): also the randomizer-specific clone pair of add/remove neighbours
+# ----------------------------------------------------------------------------------------
+@register
+class BlanketAddRemove(Bound):
+    id = "blanket-addremove"
+    scope = "this-randomizer"
+    kind = "upper"
+    no_rdp_reason = NO_RDP
+    relations = (ADD_OR_REMOVE_ONE,)
+    title = "Privacy blanket of this randomizer under add/remove neighbours (check-in)"
+    reference = ("Balle, Bell, Gascon, Nissim, CRYPTO 2019, arXiv:1903.02837 (blanket); GPARV "
+                 "form: Su, Cheng, Wang, IEEE S&P 2026, arXiv:2504.07414; the victim's absence "
+                 "as a round that is always 'no report' (derived here; docs/relations.md)")
+
+    def check(self, proto):
+        from .blanket import MAX_EPS0, MAX_PAIRS
+        from .. import gparv
+        from ..mechanisms import LDP, Randomizer
+        r = ldp_reason(proto)
+        if r:
+            if proto.eps0 is None:
+                return ("the Gaussian mechanism has no blanket (no output every input can "
+                        "produce with a common floor); under add/remove use "
+                        "trimmed-clone-addremove")
+            return r
+        m = proto.mechanism
+        if isinstance(m, LDP):
+            return ("it needs the concrete randomizer (RandomizedResponse, Randomizer(matrix), "
+                    "OUE, RAPPOR, HadamardResponse, LocalHashing): the class of all eps0-LDP "
+                    "randomizers has no common blanket beyond what fmt20-addremove uses")
+        if not gparv.has_pairs(m):
+            return f"no blanket decomposition is known for {m!r}"
+        r = _checkin_reason(proto)
+        if r:
+            return r
+        if m.eps0 > MAX_EPS0:
+            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
+                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+        if isinstance(m, Randomizer) and m.inputs * (m.inputs - 1) > MAX_PAIRS:
+            npairs = len(AddRemoveBlanket.of(proto).pairs)
+            if npairs > MAX_PAIRS:
+                return (f"the matrix has {npairs // 2} distinct victim inputs (more than "
+                        f"{MAX_PAIRS // 2}); the maximum over all of them is not computed")
+        return None
+
+    def valid_for(self, proto):
+        return (f"this randomizer (non-adaptive within a round): "
+                f"{proto.mechanism.describe()}, check-in rate {proto.sampling.rate:g}; "
+                "add/remove neighbours; the server sees the participants' shuffled reports "
+                "and their number, not who took part")
+
+    def likely_first(self, proto):
+        # It knows the randomizer's floor (fmt20-addremove only e^-eps0 R(x)): usually below.
+        return True
+
+    def pair(self, proto) -> AddRemoveBlanket:
+        return AddRemoveBlanket.of(proto)
+
+    def delta_one(self, proto, eps):
+        return self.pair(proto).delta(eps)
+
+    def epsilon_one(self, proto, delta):
+        return self.pair(proto).epsilon(delta)
+
+    def eps_hi(self, proto):
+        return self.pair(proto).eps_hi()
+
+    def pure_epsilon(self, proto):
+        return None                 # infinite loss w.p. > 0 (the count of reports)
+
+    def preferred_route(self, rounds):
+        return "none" if rounds == 1 else None
+
+    def annotate(self, details, proto, rounds):
+        if proto.n > BLANKET_AR_MAX_N:
+            details["users"] = (f"evaluated at n = {BLANKET_AR_MAX_N:.0e} users: the bound "
+                                f"at fewer users holds at n = {proto.n} (the others' reports "
+                                "can be simulated and shuffled in)")

@@ -1,0 +1,155 @@
+r"""The privacy blanket under add/remove neighbours, with Poisson check-in (docs/relations.md,
+"The blanket under add/remove").
+
+Setting: ``Shuffle(R, n, sampling=CheckIn(γ))``, γ < 1, R a concrete randomizer; D′ is D plus
+the victim (input x); the server sees the participants' shuffled reports (so their number).
+Write ⊥ for "did not check in": every user's round is R_γ(u) = (1 − γ)·⊥ + γ·R(u), and the
+victim's absence from D is the same release as a victim whose round is ⊥ with probability 1.
+
+Blanket (Balle, Bell, Gascón, Nissim, CRYPTO 2019, arXiv:1903.02837): the floor
+m(y) = min_u R_γ(u)(y) is common to every user's round — m(⊥) = 1 − γ and
+m(y) = γ·min_u R(u)(y) on the reports. The GPARV identity (Su, Cheng, Wang, IEEE S&P 2026,
+arXiv:2504.07414) needs only that the victim's two distributions live under the floor, not
+that they are rows of R: with P0 = R_γ(x), P1 = ⊥ and G = A − e^ε B on one draw of the
+floor (A = P0/m, B = P1/m, G = 0 on the non-floor remainder),
+
+    H_{e^ε}(M(D′) ‖ M(D)) ≤ E[(G_1 + … + G_n)_+] / n,
+
+and the swapped pair (P0 = ⊥, P1 = R_γ(x)) bounds the other direction. Here A = 1 and
+B = 1/(1 − γ) on ⊥, A = R(x)(y)/min_u R(u)(y) and B = 0 on a report y. B vanishes on every
+report: with probability γ^n-ish no ⊥ is drawn and the loss is infinite (the count of
+reports reveals the victim), so the pair has no Rényi view.
+
+The atoms are those of the replace-one blanket (``shuffledp.gparv``), read for the victim
+input only; δ(ε) is ``pairs.blanket``'s certified maximum over victim inputs and directions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import gparv
+from ..numerics import falling_root_certified, round_up
+from .blanket import _max_over_pairs
+
+__all__ = ["AddRemoveBlanket", "addremove_blanket_pairs", "MAX_N"]
+
+#: Users the pair is evaluated for at most; the bound at fewer users holds for more (the
+#: extra users' rounds, made from data both datasets share, can be simulated and shuffled
+#: in: a post-processing). The certified i.i.d. sums stay accurate up to here.
+MAX_N = 10**8
+#: Absolute slack on ε in the search bracket above the largest finite loss.
+_EPS_SLACK = 1e-9
+
+
+def _rate_tag(rate: float) -> str:
+    return f", check-in rate {rate:g}, add/remove"
+
+
+@functools.lru_cache(maxsize=64)
+def addremove_blanket_pairs(mech, rate: float) -> tuple:
+    """(remove, add) ``gparv.BlanketPair`` per distinct victim input.
+
+    Remove (D′ ‖ D): A = R(x)/floor on the reports, 1 on ⊥; B = 0 on the reports, 1/(1 − γ)
+    on ⊥. Add (D ‖ D′): A and B exchanged. Weights: γ·floor on the reports, 1 − γ on ⊥,
+    γ·(1 − blanket mass) on the zero atom (the replace-one pair's w0, formed without
+    cancellation). Every victim input is the first input of some replace-one ordered pair
+    (named mechanisms: one pair represents every input by symmetry)."""
+    g = float(rate)
+    out, seen = [], set()
+    for p in gparv.pairs_of(mech):
+        key = tuple(sorted(zip(np.round(p.a, 12), np.round(p.w, 15))))
+        if key in seen:
+            continue
+        seen.add(key)
+        a = np.append(p.a, 1.0)
+        b = np.append(np.zeros_like(p.a), 1.0 / (1.0 - g))
+        w = np.append(g * p.w, 1.0 - g)
+        label = p.label.split(" vs ")[0].replace(" (all pairs are equivalent)", "")
+        out.append(gparv.BlanketPair(label + ", removed" + _rate_tag(g), a, b, w, g * p.w0))
+        out.append(gparv.BlanketPair(label + ", added" + _rate_tag(g), b, a, w.copy(),
+                                     g * p.w0))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _delta_cached(mech, n, rate, eps):
+    pairs = addremove_blanket_pairs(mech, rate)
+    # G = A − e^ε B at ε ≥ 0; B = 0 atoms make log(A/B) infinite, so the atoms are formed
+    # here rather than through the replace-one helper (which would compare ε with it).
+    atoms = [p.atoms(eps) for p in pairs]
+    val, i, det = _max_over_pairs(list(pairs), n, eps, atoms=atoms)
+    return min(1.0, float(round_up(val))), pairs[i].label, det
+
+
+@dataclass(frozen=True)
+class AddRemoveBlanket:
+    """The add/remove blanket pair of one check-in round, as a ``Pair`` (upper bounds, nats).
+
+    ``n`` the users of D′ (the victim included), evaluated at min(n, ``MAX_N``)."""
+
+    mech: object
+    n: int
+    rate: float
+
+    @classmethod
+    def of(cls, proto) -> "AddRemoveBlanket":
+        return cls(proto.mechanism, int(min(int(proto.n), MAX_N)), float(proto.sampling.rate))
+
+    @property
+    def pairs(self) -> tuple:
+        return addremove_blanket_pairs(self.mech, self.rate)
+
+    def delta(self, eps: float) -> float:
+        """max over victim inputs and directions of E[(ΣG_i)_+]/n, certified (ε ≥ 0)."""
+        return _delta_cached(self.mech, self.n, self.rate, self._clamp(eps))[0]
+
+    def _clamp(self, eps: float) -> float:
+        # δ(ε) is constant (the infinite-loss mass) from eps_hi on, and e^ε·0 must stay 0.
+        return min(max(float(eps), 0.0), self.eps_hi())
+
+    def delta_details(self, eps: float) -> dict:
+        _, which, det = _delta_cached(self.mech, self.n, self.rate, self._clamp(eps))
+        return {"victim_pair": which,
+                "certified_relative_error": det.get("certified_relative_error", 0.0)}
+
+    @functools.cached_property
+    def _eps_hi(self) -> float:
+        rho = max(float(np.max(p.a[:-1])) if p.a.size > 1 else 1.0
+                  for p in self.pairs[::2])
+        g = self.rate
+        rem = math.log1p(-g) + math.log1p((self.n - 1) * rho)
+        add = -math.log1p(-g)
+        return max(rem, add, 0.0) * (1.0 + 1e-9) + _EPS_SLACK
+
+    def eps_hi(self) -> float:
+        """An ε above every finite privacy loss, both directions. Removing: the loss is
+        log(ΣA/ΣB) with ΣB = n_⊥/(1 − γ) and ΣA = n_⊥ + Σ ratios ≤ n_⊥ + (n − 1)·ρ_max, so at
+        most log((1 − γ)(1 + (n − 1)ρ_max)) when n_⊥ ≥ 1; adding: log(ΣB/ΣA) ≤ −log(1 − γ).
+        Above it δ(ε) is the infinite-loss mass alone."""
+        return self._eps_hi
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest certified ε with δ(ε) ≤ delta; inf when the infinite-loss mass (the
+        count of reports revealing the victim) exceeds delta."""
+        delta = float(delta)
+        hi = self.eps_hi()
+        if self.delta(hi) > delta:
+            return math.inf
+        if self.delta(0.0) <= delta:
+            return 0.0
+        ld = math.log(delta)
+
+        def f(e):
+            d = self.delta(e)
+            return math.log(d) - ld if d > 0.0 else -math.inf
+
+        return float(falling_root_certified(f, 0.0, hi, xtol=1e-12, rtol=2e-6))
+
+    def pure_epsilon(self):
+        """None: infinite loss has positive probability."""
+        return None
