@@ -272,7 +272,18 @@ class BlanketAddRemove(Bound):
     def pure_epsilon(self, proto):
         return None                 # infinite loss w.p. > 0 (the count of reports)
 
+    def pld_atoms(self, proto):
+        return self.pair(proto).pld_atoms()
+
+    # Both directions composed (pld_symmetric False: adding ≠ removing).
+    _pld_route = Bound._pld_of_own_atoms
+
+    def routes(self, rounds):
+        r = super().routes(rounds)
+        return [x for x in r if x != "pld"] if rounds == 1 else r
+
     def preferred_route(self, rounds):
+        # One round: the certified δ(ε) is below any conversion of the same pair.
         return "none" if rounds == 1 else None
 
     def annotate(self, details, proto, rounds):

@@ -34,9 +34,10 @@ import numpy as np
 
 from .. import gparv
 from ..numerics import falling_root_certified, round_up
-from .blanket import _max_over_pairs
+from .._parallel import pmap
+from .blanket import PLD_TAIL, _gauss_mu, _hull_masses, _max_over_pairs
 
-__all__ = ["AddRemoveBlanket", "addremove_blanket_pairs", "MAX_N"]
+__all__ = ["AddRemoveBlanket", "addremove_blanket_pairs", "curve_pair", "MAX_N"]
 
 #: Users the pair is evaluated for at most; the bound at fewer users holds for more (the
 #: extra users' rounds, made from data both datasets share, can be simulated and shuffled
@@ -44,6 +45,8 @@ __all__ = ["AddRemoveBlanket", "addremove_blanket_pairs", "MAX_N"]
 MAX_N = 10**8
 #: Absolute slack on ε in the search bracket above the largest finite loss.
 _EPS_SLACK = 1e-9
+#: Points per sign of ε on the certified curve behind the PLD view.
+CURVE_POINTS = 100
 
 
 def _rate_tag(rate: float) -> str:
@@ -84,6 +87,68 @@ def _delta_cached(mech, n, rate, eps):
     atoms = [p.atoms(eps) for p in pairs]
     val, i, det = _max_over_pairs(list(pairs), n, eps, atoms=atoms)
     return min(1.0, float(round_up(val))), pairs[i].label, det
+
+
+def _excess_atoms(pair, eps):
+    """Atoms of t·B − A (t = e^ε ≤ 1): E[(Σ)_+]/n = H_t(P̂‖Q̂) − (1 − t), formed directly."""
+    t = math.exp(eps)
+    vals = np.append(t * pair.b - pair.a, 0.0)
+    probs = np.append(pair.w, pair.w0)
+    err = np.append(8.0 * 2.0 ** -53 * (pair.a + t * pair.b), 0.0)
+    return vals, probs, err
+
+
+@functools.lru_cache(maxsize=32)
+def _curve_cached(mech, n, rate, points):
+    """(grid of ε, stored values): R(t) = H_t − (1 − t) at ε < 0, H_t at ε ≥ 0, for the
+    maximum over victim inputs of the REMOVE pairs (P̂, Q̂) — the add direction is the same
+    pair read at −ε (H_t(Q̂‖P̂) = 1 − t + t·H_{1/t}(P̂‖Q̂)).
+
+    Ends: ε_lo just below log(1 − γ), where R is exactly 0 (the loss log(ΣA/ΣB) =
+    log((1 − γ)(1 + Σρ/n_⊥)) is never below log(1 − γ)); ε_hi above every finite loss,
+    where H is the infinite-loss mass."""
+    pairs = addremove_blanket_pairs(mech, rate)[::2]
+    hp = AddRemoveBlanket(mech, n, rate)
+    top = hp.eps_hi()
+    bot = -math.log1p(-rate) + 1e-9
+    mu = max(_gauss_mu(pairs, n), 1e-12)
+
+    def side(end):
+        c = min(mu / 3.0, end / 4.0)
+        u = np.linspace(0.0, math.asinh(end / c), points + 1)
+        pos = c * np.sinh(u)
+        pos[-1] = end
+        return pos
+
+    grid = np.unique(np.concatenate([-side(bot)[::-1], side(top)]))
+
+    def point(e):
+        e = float(e)
+        if e < 0.0:
+            atoms = [_excess_atoms(p, e) for p in pairs]
+        else:
+            atoms = [p.atoms(e) for p in pairs]
+        if all(np.max(a[0]) <= 0.0 for a in atoms):
+            return 0.0
+        return _max_over_pairs(list(pairs), n, e, atoms=atoms)[0]
+
+    small = np.array(pmap(point, list(grid)), dtype=float)
+    return grid, small
+
+
+def curve_pair(mech, n, rate, points: int = CURVE_POINTS):
+    """(losses, log P, log Q, P-mass at infinite loss) of a finite pair whose hockey-stick
+    curve is the lower convex hull of the certified points (``pairs.blanket._hull_masses``),
+    plus a P-only atom carrying the certified H at the top of the grid. The true curve is
+    convex and below every certified point, so below the hull: the pair dominates every
+    victim input's pair in both directions (and, by Blackwell, under composition)."""
+    grid, small = _curve_cached(mech, n, rate, int(points))
+    g, q = _hull_masses(grid, small)
+    live = q > 0
+    g, q = g[live], q[live]
+    with np.errstate(divide="ignore"):
+        lq = np.log(q)
+    return g, lq + g, lq, float(small[-1])
 
 
 @dataclass(frozen=True)
@@ -153,3 +218,20 @@ class AddRemoveBlanket:
     def pure_epsilon(self):
         """None: infinite loss has positive probability."""
         return None
+
+    #: Adding and removing the victim differ: a PLD composes both directions.
+    pld_symmetric = False
+
+    def pld_atoms(self):
+        """(log P, log Q, charged mass) of the curve's dominating pair (``curve_pair``): the
+        infinite-loss mass, and the atoms of the far tails (each side at most ``PLD_TAIL``),
+        charged at infinite loss in every round."""
+        g, lp, lq, p_inf = curve_pair(self.mech, self.n, self.rate)
+        p, q = np.exp(lp), np.exp(lq)
+        order = np.argsort(g)
+        p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
+        q_below = np.cumsum(q[order]) - q[order]
+        keep = np.zeros(g.size, dtype=bool)
+        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
+        return lp[keep], lq[keep], float(round_up(p_inf + dropped))
