@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..pairs import addremove as ar
 from ..pairs.addremove_blanket import AddRemoveBlanket, MAX_N as BLANKET_AR_MAX_N
 from ..pairs.trimmed import trimmed_addremove_pair
@@ -240,11 +242,18 @@ class BlanketAddRemove(Bound):
         if m.eps0 > MAX_EPS0:
             return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
                     f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
-        if isinstance(m, Randomizer) and m.inputs * (m.inputs - 1) > MAX_PAIRS:
-            npairs = len(AddRemoveBlanket.of(proto).pairs)
-            if npairs > MAX_PAIRS:
-                return (f"the matrix has {npairs // 2} distinct victim inputs (more than "
-                        f"{MAX_PAIRS // 2}); the maximum over all of them is not computed")
+        if isinstance(m, Randomizer) and m.inputs > MAX_PAIRS // 2:
+            return (f"the matrix has {m.inputs} inputs (more than {MAX_PAIRS // 2}); the "
+                    "maximum over all victim inputs is not computed")
+        pairs = AddRemoveBlanket.of(proto).pairs
+        # expected blanket reports among the others: n·γ·(floor mass of the reports)
+        draws = min(proto.n, BLANKET_AR_MAX_N) * min(float(np.sum(p.w[:-1]))
+                                                     for p in pairs[::2])
+        if draws < 1.0:
+            # Its engine's lattice spans e^eps0 and costs seconds before it gives up, for a
+            # user who hides among almost no one anyway.
+            return (f"the expected number of blanket reports n*rate*gamma = {draws:.3g} is "
+                    "below 1: the user hides among almost no one (not evaluated)")
         return None
 
     def valid_for(self, proto):

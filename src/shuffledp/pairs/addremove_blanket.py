@@ -80,8 +80,11 @@ def addremove_blanket_pairs(mech, rate: float) -> tuple:
 
 
 @functools.lru_cache(maxsize=4096)
-def _delta_cached(mech, n, rate, eps):
+def _delta_cached(mech, n, rate, eps, which=None):
+    """(δ, label, details); ``which`` 0: removing only, 1: adding only (tests)."""
     pairs = addremove_blanket_pairs(mech, rate)
+    if which is not None:
+        pairs = pairs[which::2]
     # G = A − e^ε B at ε ≥ 0; B = 0 atoms make log(A/B) infinite, so the atoms are formed
     # here rather than through the replace-one helper (which would compare ε with it).
     atoms = [p.atoms(eps) for p in pairs]
@@ -177,6 +180,11 @@ class AddRemoveBlanket:
         # δ(ε) is constant (the infinite-loss mass) from eps_hi on, and e^ε·0 must stay 0.
         return min(max(float(eps), 0.0), self.eps_hi())
 
+    def delta_directions(self, eps: float) -> tuple[float, float]:
+        """(removing the victim: H(M(D′)‖M(D)), adding it: H(M(D)‖M(D′))), each certified."""
+        e = self._clamp(eps)
+        return tuple(_delta_cached(self.mech, self.n, self.rate, e, w)[0] for w in (0, 1))
+
     def delta_details(self, eps: float) -> dict:
         _, which, det = _delta_cached(self.mech, self.n, self.rate, self._clamp(eps))
         return {"victim_pair": which,
@@ -224,8 +232,8 @@ class AddRemoveBlanket:
 
     def pld_atoms(self):
         """(log P, log Q, charged mass) of the curve's dominating pair (``curve_pair``): the
-        infinite-loss mass, and the atoms of the far tails (each side at most ``PLD_TAIL``),
-        charged at infinite loss in every round."""
+        infinite-loss mass as a P-only atom (log Q = −inf); the atoms of the far tails (each
+        side at most ``PLD_TAIL``) dropped and charged at infinite loss in every round."""
         g, lp, lq, p_inf = curve_pair(self.mech, self.n, self.rate)
         p, q = np.exp(lp), np.exp(lq)
         order = np.argsort(g)
@@ -234,4 +242,10 @@ class AddRemoveBlanket:
         keep = np.zeros(g.size, dtype=bool)
         keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
         dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
-        return lp[keep], lq[keep], float(round_up(p_inf + dropped))
+        lp, lq = lp[keep], lq[keep]
+        if p_inf > 0.0:
+            # The infinite-loss mass as a P-only atom (as fmt20-addremove's pair lists it): the
+            # composition then treats it as the mass it is, not as a per-round extra charge.
+            lp = np.append(lp, math.log(p_inf))
+            lq = np.append(lq, -math.inf)
+        return lp, lq, float(round_up(dropped)) if dropped > 0.0 else 0.0
