@@ -83,7 +83,11 @@ def _exact(name, n_others, rate, rounds):
         return {e: (float(a), float(b)) for e, (a, b) in out.items()}
 
 
-CASES_T1 = [(name, N, g) for name in NAMES for N in range(0, 5) for g in RATES]
+#: n − 1 ≤ 4 others; ≤ 3 for the 4-output randomizers (their 50-digit laws are the slow part)
+CASES_T1 = [(name, N, g) for name in NAMES
+            for N in range(0, 4 if name in ("4-RR-eps2", "rand-3x4") else 5) for g in RATES]
+#: the sabotage checks scan the cheaper randomizers
+CASES_SAB = [c for c in CASES_T1 if c[0] in ("2-RR", "3-RR", "2-RR-eps3", "rand-3x2")]
 CASES_T2 = [(name, N, g) for name in ("2-RR", "3-RR", "rand-3x2") for N in range(1, 3)
             for g in RATES]
 
@@ -94,35 +98,34 @@ def _proto(name, N, rate):
 
 @pytest.mark.parametrize("name,N,rate", CASES_T1)
 def test_one_round_at_or_above_the_exact_leak_both_directions(name, N, rate):
+    """Valid in both directions; not loose (within 25 % of the exact leak wherever it is
+    above 1e-3 — the generic pair is up to 2.2x); never above fmt20-addremove's pair at
+    the matrix's ε0."""
     exact = _exact(name, N, rate, 1)
     hp = arb.AddRemoveBlanket(_mech(name), N + 1, rate)
+    gen = ar.addremove_pair(N + 1, rate, _mech(name).eps0)
     for e in EPS:
         rem, add = hp.delta_directions(e)
         assert rem >= exact[e][0] and add >= exact[e][1], (e, rem, add, exact[e])
         r = sd.delta(_proto(name, N, rate), e, bound="blanket-addremove", relation=AR)
         assert r.relation == AR and float(r) >= max(exact[e]), (e, float(r), exact[e])
+        assert float(r) <= ar.ar_delta(gen, e) * (1 + 1e-9), (e, float(r))
+        if max(exact[e]) > 1e-3:
+            assert float(r) <= 1.25 * max(exact[e]), (e, float(r), exact[e])
 
 
-def test_one_round_is_tight_and_below_the_generic_pair():
-    """Not loose: over the enumerated cases the bound is within 25 % of the exact leak
-    wherever the leak is above 1e-3 (the generic pair: up to 2.2x), attained (to 1e-9) for
-    binary RR somewhere, and never above fmt20-addremove's pair at the matrix's ε0."""
-    worst, best_rr = 1.0, 0.0
-    for name, N, g in CASES_T1:
-        exact = _exact(name, N, g, 1)
-        hp = arb.AddRemoveBlanket(_mech(name), N + 1, g)
-        gen = ar.addremove_pair(N + 1, g, _mech(name).eps0)
+def test_attained_for_binary_rr():
+    """For binary RR some dataset leaks the bound's δ to within rounding."""
+    best = 0.0
+    for N, g in itertools.product(range(1, 5), RATES):
+        exact = _exact("2-RR", N, g, 1)
+        hp = arb.AddRemoveBlanket(_mech("2-RR"), N + 1, g)
         for e in EPS:
-            assert hp.delta(e) <= ar.ar_delta(gen, e) * (1 + 1e-9), (name, N, g, e)
-            top = max(exact[e])
-            if top > 1e-3:
-                worst = max(worst, hp.delta(e) / top)
-                if name == "2-RR":
-                    best_rr = max(best_rr, top / hp.delta(e))
-    assert worst < 1.25, worst
-    assert best_rr > 1 - 1e-9, best_rr
+            best = max(best, max(exact[e]) / hp.delta(e))
+    assert best > 1 - 1e-9, best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,N,rate", CASES_T2)
 def test_two_rounds_at_or_above_the_exact_product_leak(name, N, rate):
     exact = _exact(name, N, rate, 2)
@@ -173,7 +176,7 @@ def _sabotaged(mech, n, rate, eps, kind):
 @pytest.mark.parametrize("kind", ["replace-one", "bernoulli-twice", "remove-only"])
 def test_sabotaged_pair_is_caught(kind):
     caught = 0
-    for name, N, g in CASES_T1:
+    for name, N, g in CASES_SAB:
         if N == 0 and kind == "replace-one":
             continue
         exact = _exact(name, N, g, 1)
@@ -259,7 +262,7 @@ def _mp_blanket(eps0, n, rate, eps):
 
 @pytest.mark.parametrize("eps", [0.0, 0.2, 1.0])
 def test_matches_a_40_digit_value_at_moderate_n(eps):
-    n, rate, eps0 = 40, 0.5, 1.0
+    n, rate, eps0 = 25, 0.5, 1.0
     rem, add = _mp_blanket(eps0, n, rate, eps)
     got = arb.AddRemoveBlanket(sd.RandomizedResponse(eps0, 2), n, rate).delta_directions(eps)
     for x, y in zip((rem, add), got):

@@ -220,6 +220,7 @@ class BlanketAddRemove(Bound):
 
     def check(self, proto):
         from .blanket import MAX_EPS0, MAX_PAIRS
+        from ..pairs.iid import ENUMERATE_MAX
         from .. import gparv
         from ..mechanisms import LDP, Randomizer
         r = ldp_reason(proto)
@@ -249,9 +250,11 @@ class BlanketAddRemove(Bound):
         # expected blanket reports among the others: n·γ·(floor mass of the reports)
         draws = min(proto.n, BLANKET_AR_MAX_N) * min(float(np.sum(p.w[:-1]))
                                                      for p in pairs[::2])
-        if draws < 1.0:
+        n_eval = int(min(proto.n, BLANKET_AR_MAX_N))
+        atoms = max(p.a.size for p in pairs) + 1
+        if draws < 1.0 and math.comb(n_eval + atoms - 1, n_eval) > ENUMERATE_MAX:
             # Its engine's lattice spans e^eps0 and costs seconds before it gives up, for a
-            # user who hides among almost no one anyway.
+            # user who hides among almost no one anyway (tiny n are enumerated exactly).
             return (f"the expected number of blanket reports n*rate*gamma = {draws:.3g} is "
                     "below 1: the user hides among almost no one (not evaluated)")
         return None
