@@ -7,6 +7,16 @@ B ~ Bern(γ) — the clone decomposition of Feldman, McMillan, Talwar (arXiv:201
 Lemma 3.3) with one victim distribution. Both directions (adding and removing the victim)
 are bounded. Its Rényi divergence is infinite (all n users report with probability γ^n,
 impossible without the victim), so it offers δ(ε), KOV15 and PLD composition, no RDP.
+
+``blanket-addremove``: the privacy blanket of a concrete randomizer
+(``shuffledp.pairs.addremove_blanket``): the victim's absence is a round that always says
+"no report", which lies under every user's floor, so the GPARV identity bounds both
+directions. FMT20's pair above is its special case with the floor e^−ε0·R(x); a
+randomizer-specific *clone* probability under add/remove is exactly e^−ε0 (docs/relations.md,
+"Randomizer-specific clones under add/remove"), so the blanket is where the randomizer's
+structure enters.
+
+``trimmed-clone-addremove``: the Gaussian, its victim trimmed to (ε0, δ0)-LDP.
 """
 
 from __future__ import annotations
