@@ -7,13 +7,26 @@ B ~ Bern(γ) — the clone decomposition of Feldman, McMillan, Talwar (arXiv:201
 Lemma 3.3) with one victim distribution. Both directions (adding and removing the victim)
 are bounded. Its Rényi divergence is infinite (all n users report with probability γ^n,
 impossible without the victim), so it offers δ(ε), KOV15 and PLD composition, no RDP.
+
+``blanket-addremove``: the privacy blanket of a concrete randomizer
+(``shuffledp.pairs.addremove_blanket``): the victim's absence is a round that always says
+"no report", which lies under every user's floor, so the GPARV identity bounds both
+directions. FMT20's pair above is its special case with the floor e^−ε0·R(x); a
+randomizer-specific *clone* probability under add/remove is exactly e^−ε0 (docs/relations.md,
+"Randomizer-specific clones under add/remove"), so the blanket is where the randomizer's
+structure enters.
+
+``trimmed-clone-addremove``: the Gaussian, its victim trimmed to (ε0, δ0)-LDP.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..pairs import addremove as ar
+from ..pairs.addremove_blanket import AddRemoveBlanket, MAX_N as BLANKET_AR_MAX_N
 from ..pairs.trimmed import trimmed_addremove_pair
 from .. import composition as _comp
 from ..protocols import CheckIn
@@ -23,7 +36,7 @@ from ..numerics import golden, round_up
 from ..views import EpsilonAt
 from .base import Bound, Outcome, register
 
-__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove"]
+__all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "BlanketAddRemove"]
 
 NO_RDP = ("its Renyi divergence is infinite under add/remove neighbours: all n users report "
           "with probability rate^n, which is impossible without the user, so the number of "
@@ -197,3 +210,108 @@ class TrimmedCloneAddRemove(Bound):
             return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
                            route, det)
         return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
+
+
+# ----------------------------------------------------------------------------------------
+# The privacy blanket of a concrete randomizer (docs/relations.md, "The blanket under
+# add/remove"): also the randomizer-specific clone pair of add/remove neighbours
+# ----------------------------------------------------------------------------------------
+@register
+class BlanketAddRemove(Bound):
+    id = "blanket-addremove"
+    scope = "this-randomizer"
+    kind = "upper"
+    no_rdp_reason = NO_RDP
+    relations = (ADD_OR_REMOVE_ONE,)
+    title = "Privacy blanket of this randomizer under add/remove neighbours (check-in)"
+    reference = ("Balle, Bell, Gascon, Nissim, CRYPTO 2019, arXiv:1903.02837 (blanket); GPARV "
+                 "form: Su, Cheng, Wang, IEEE S&P 2026, arXiv:2504.07414; the victim's absence "
+                 "as a round that is always 'no report' (derived here; docs/relations.md)")
+
+    def check(self, proto):
+        from .blanket import MAX_EPS0, MAX_PAIRS
+        from ..pairs.iid import ENUMERATE_MAX
+        from .. import gparv
+        from ..mechanisms import LDP, Randomizer
+        r = ldp_reason(proto)
+        if r:
+            if proto.eps0 is None:
+                return ("the Gaussian mechanism has no blanket (no output every input can "
+                        "produce with a common floor); under add/remove use "
+                        "trimmed-clone-addremove")
+            return r
+        m = proto.mechanism
+        if isinstance(m, LDP):
+            return ("it needs the concrete randomizer (RandomizedResponse, Randomizer(matrix), "
+                    "OUE, RAPPOR, HadamardResponse, LocalHashing): the class of all eps0-LDP "
+                    "randomizers has no common blanket beyond what fmt20-addremove uses")
+        if not gparv.has_pairs(m):
+            return f"no blanket decomposition is known for {m!r}"
+        r = _checkin_reason(proto)
+        if r:
+            return r
+        if m.eps0 > MAX_EPS0:
+            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
+                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+        if isinstance(m, Randomizer) and m.inputs > MAX_PAIRS // 2:
+            return (f"the matrix has {m.inputs} inputs (more than {MAX_PAIRS // 2}); the "
+                    "maximum over all victim inputs is not computed")
+        pairs = AddRemoveBlanket.of(proto).pairs
+        # expected blanket reports among the others: n·γ·(floor mass of the reports)
+        draws = min(proto.n, BLANKET_AR_MAX_N) * min(float(np.sum(p.w[:-1]))
+                                                     for p in pairs[::2])
+        n_eval = int(min(proto.n, BLANKET_AR_MAX_N))
+        atoms = max(p.a.size for p in pairs) + 1
+        if draws < 1.0 and math.comb(n_eval + atoms - 1, n_eval) > ENUMERATE_MAX:
+            # Its engine's lattice spans e^eps0 and costs seconds before it gives up, for a
+            # user who hides among almost no one anyway (tiny n are enumerated exactly).
+            return (f"the expected number of blanket reports n*rate*gamma = {draws:.3g} is "
+                    "below 1: the user hides among almost no one (not evaluated)")
+        return None
+
+    def valid_for(self, proto):
+        return (f"this randomizer (non-adaptive within a round): "
+                f"{proto.mechanism.describe()}, check-in rate {proto.sampling.rate:g}; "
+                "add/remove neighbours; the server sees the participants' shuffled reports "
+                "and their number, not who took part")
+
+    def likely_first(self, proto):
+        # It knows the randomizer's floor (fmt20-addremove only e^-eps0 R(x)): usually below.
+        return True
+
+    def pair(self, proto) -> AddRemoveBlanket:
+        return AddRemoveBlanket.of(proto)
+
+    def delta_one(self, proto, eps):
+        return self.pair(proto).delta(eps)
+
+    def epsilon_one(self, proto, delta):
+        return self.pair(proto).epsilon(delta)
+
+    def eps_hi(self, proto):
+        return self.pair(proto).eps_hi()
+
+    def pure_epsilon(self, proto):
+        return None                 # infinite loss w.p. > 0 (the count of reports)
+
+    def pld_atoms(self, proto):
+        return self.pair(proto).pld_atoms()
+
+    # Both directions composed (pld_symmetric False: adding ≠ removing).
+    _pld_route = Bound._pld_of_own_atoms
+
+    def routes(self, rounds):
+        # One round: the certified curve itself. Over rounds: the PLD of the curve's hull
+        # pair (near-exact composition of a pair that dominates every victim input); KOV15
+        # from one (ε, δ) point of the same curve is never below it and costs a certified
+        # i.i.d. sum per probe (~40 s at n = 1e5), so it is not offered.
+        return ["none"] if rounds == 1 else ["pld"]
+
+    def preferred_route(self, rounds):
+        return "none" if rounds == 1 else "pld"
+
+    def annotate(self, details, proto, rounds):
+        if proto.n > BLANKET_AR_MAX_N:
+            details["users"] = (f"evaluated at n = {BLANKET_AR_MAX_N:.0e} users: the bound "
+                                f"at fewer users holds at n = {proto.n} (the others' reports "
+                                "can be simulated and shuffled in)")
