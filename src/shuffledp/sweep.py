@@ -37,7 +37,7 @@ from .mechanisms import Gaussian
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 
 __all__ = ["Grid", "grid", "evaluate", "evaluate_task", "stream", "run", "to_csv", "write_csv", "point_key",
-           "add_cli", "FIELDS", "KEY_FIELDS"]
+           "add_cli", "FIELDS", "KEY_FIELDS", "CAL_FIELDS", "CAL_KEY_FIELDS"]
 
 #: The grid point's inputs: one point's rows share them, and they name it when a sweep
 #: resumes (``point_key``).
@@ -46,6 +46,16 @@ KEY_FIELDS = ["mechanism", "eps0", "sigma", "noise_multiplier", "n", "rounds", "
 FIELDS = ["mechanism", "eps0", "sigma", "noise_multiplier", "n", "rounds", "delta", "sampling",
           "reports_per_user", "dummies", "honest", "bound", "kind", "composition", "epsilon", "chosen", "valid_for", "scope", "seconds",
           "not_applicable", "lower", "only_bound"]
+
+#: A calibration grid (``calibrate`` axis, docs/scale.md): one row per point, the
+#: calibrated parameter in ``value`` and its input column left empty.
+CAL_KEY_FIELDS = ["calibrate", "target_epsilon", "mechanism", "eps0", "sigma",
+                  "noise_multiplier", "n", "rounds", "delta", "sampling", "reports_per_user",
+                  "dummies", "honest"]
+CAL_FIELDS = CAL_KEY_FIELDS + ["value", "value_noise_multiplier", "epsilon", "bound", "kind",
+                               "relation", "note", "seconds", "not_applicable"]
+#: What a calibration grid may calibrate, and the input it replaces.
+CALIBRATED = {"eps0": "eps0", "sigma": "sigma", "rounds": "rounds", "users": "n"}
 
 
 class Grid:
@@ -103,17 +113,20 @@ def _mechanism(point):
     return Gaussian(sigma)
 
 
-def _protocol(point) -> Shuffle:
-    mech = _mechanism(point)
-    sampling = None
+def _sampling(point):
     if point.get("checkin") is not None and point.get("sample_size") is not None:
         raise ValueError("a point has at most one of checkin and sample_size; got "
                          f"checkin={point['checkin']!r}, sample_size={point['sample_size']!r}")
     if point.get("checkin") is not None:
-        sampling = CheckIn(point["checkin"])
-    elif point.get("sample_size") is not None:
-        sampling = WithoutReplacement(point["sample_size"])
-    return Shuffle(mech, int(point["n"]), sampling=sampling, **_deployment(point))
+        return CheckIn(point["checkin"])
+    if point.get("sample_size") is not None:
+        return WithoutReplacement(point["sample_size"])
+    return None
+
+
+def _protocol(point) -> Shuffle:
+    mech = _mechanism(point)
+    return Shuffle(mech, int(point["n"]), sampling=_sampling(point), **_deployment(point))
 
 
 #: The deployment fields of ``Shuffle`` (docs/deployments.md) a point may set.
@@ -162,6 +175,9 @@ def _cell(x) -> str:
 
 def point_key(point: dict) -> tuple:
     """The strings a point's input columns hold in the CSV: what a resumed sweep matches."""
+    if point.get("calibrate"):
+        ins = _cal_inputs(point)
+        return tuple(_cell(ins[k]) for k in CAL_KEY_FIELDS)
     ins = _inputs(point)
     return tuple(_cell(ins[k]) for k in KEY_FIELDS)
 
@@ -169,7 +185,10 @@ def point_key(point: dict) -> tuple:
 def evaluate(point: dict) -> list[dict]:
     """All candidates (or ``point['bound']``) at one grid point, as CSV rows.
 
-    ``point['lower']`` (default True) also computes lower bounds and estimates."""
+    ``point['lower']`` (default True) also computes lower bounds and estimates. A point
+    with a ``calibrate`` key is a calibration (one row, ``calibrate_point``)."""
+    if point.get("calibrate"):
+        return [calibrate_point(point)]
     proto = _protocol(point)
     delta = float(point["delta"])
     T = int(point.get("rounds", 1))
@@ -273,6 +292,88 @@ def _tasks(points, limit: int):
         yield buf
 
 
+def _cal_what(point) -> str:
+    what = point["calibrate"]
+    if what not in CALIBRATED:
+        raise ValueError("calibrate must be one of eps0, sigma, rounds, users; got "
+                         f"calibrate={what!r}")
+    given = CALIBRATED[what]
+    if point.get(given) is not None or (what == "sigma"
+                                          and point.get("noise_multiplier") is not None):
+        raise ValueError(f"a point that calibrates {what} cannot also set it; got "
+                         f"{given}={point.get(given, point.get('noise_multiplier'))!r}")
+    return what
+
+
+def _cal_inputs(point) -> dict:
+    """A calibration point's input columns (the calibrated one empty)."""
+    what = _cal_what(point)
+    p = dict(point)
+    if what == "sigma":
+        p["mechanism"] = "gaussian"
+    ins = _inputs({**p, "n": p.get("n", 0), "rounds": p.get("rounds", 1)})
+    ins[CALIBRATED[what]] = None
+    return {"calibrate": what, "target_epsilon": _num(point["epsilon"], float), **ins}
+
+
+def _eps0_family(spec: str):
+    """(k, family) for ``calibrate.eps0``: ``ldp`` -> (None, None), ``rr:K`` -> (K, None),
+    an encoder ``oue:D`` ... -> (None, its member at eps0 = 1: d and k are kept)."""
+    kind = spec.partition(":")[0].strip().lower()
+    if kind == "ldp":
+        return None, None
+    if kind in ("gaussian", "gauss", "gaussian-nm", "gaussian_nm", "matrix"):
+        raise ValueError("calibrate eps0: the mechanism must be a family with an eps0 "
+                         "parameter (ldp, rr:K, oue:D, rappor:D, hr:D, olh:D); got "
+                         f"mechanism={spec!r}")
+    m = mechanism_from_spec(spec, 1.0)
+    if kind in ("rr", "krr"):
+        return m.k, None
+    return None, m
+
+
+def calibrate_point(point: dict) -> dict:
+    """One point of a calibration grid as one CSV row (``CAL_FIELDS``).
+
+    ``point['calibrate']`` names the parameter (``eps0``, ``sigma``, ``rounds``, ``users``),
+    ``point['epsilon']`` the target; the other keys are the protocol's, as in ``evaluate``,
+    without the calibrated one. The row holds ``sd.calibrate.<what>``'s value (on the
+    certified side), the certified ε there and the bound that certifies it; a point with
+    no valid answer has an empty value and the reason in ``not_applicable``."""
+    import time
+    from . import calibrate as cal
+    what = _cal_what(point)
+    row = {**_cal_inputs(point), "value": None, "value_noise_multiplier": None,
+           "epsilon": None, "bound": "", "kind": "", "relation": "replace-one", "note": "",
+           "seconds": 0.0, "not_applicable": ""}
+    target, delta = float(point["epsilon"]), float(point["delta"])
+    T = int(point.get("rounds", 1))
+    sampling, dep = _sampling(point), _deployment(point)
+    t0 = time.perf_counter()
+    try:
+        if what == "eps0":
+            k, fam = _eps0_family(str(point.get("mechanism", "ldp")))
+            c = cal.eps0(int(point["n"]), target, delta, T, k=k, mechanism=fam,
+                         sampling=sampling, **dep)
+        elif what == "sigma":
+            c = cal.sigma(int(point["n"]), target, delta, T, sampling=sampling, **dep)
+        elif what == "rounds":
+            c = cal.rounds(_protocol(point), target, delta)
+        else:
+            if "honest" in dep:
+                raise ValueError("calibrate users cannot take honest (the number of honest "
+                                 "users depends on the number calibrated); got "
+                                 f"honest={dep['honest']!r}")
+            c = cal.users(_mechanism(point), target, delta, T, sampling=sampling, **dep)
+    except NotApplicableError as exc:
+        row["not_applicable"] = str(exc)
+        return row
+    row.update(value=c.value, value_noise_multiplier=c.noise_multiplier, epsilon=c.epsilon,
+               bound=c.bound, kind="upper", note=c.note or "",
+               seconds=round(time.perf_counter() - t0, 4))
+    return row
+
+
 def evaluate_task(points: list) -> list:
     """``[evaluate(p) for p in points]``: one task of a parallel sweep."""
     return [evaluate(p) for p in points]
@@ -291,7 +392,9 @@ def run(points: Iterable[dict], n_jobs: int = 1, progress: bool | None = None,
 
 
 def write_csv(rows: list[dict], path, fields=None) -> None:
-    fields = fields or (FIELDS if rows and set(FIELDS) <= set(rows[0]) else list(rows[0]) if rows else FIELDS)
+    fields = fields or (FIELDS if rows and set(FIELDS) <= set(rows[0]) else
+                        CAL_FIELDS if rows and set(CAL_FIELDS) <= set(rows[0]) else
+                        list(rows[0]) if rows else FIELDS)
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -300,9 +403,10 @@ def write_csv(rows: list[dict], path, fields=None) -> None:
 
 
 # -- streaming to a CSV, resumable -------------------------------------------------------
-def _csv_text(rows, header=False) -> str:
+def _csv_text(rows, header=False, fields=None) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=fields or FIELDS, extrasaction="ignore",
+                       lineterminator="\n")
     if header:
         w.writeheader()
     for r in rows:
@@ -310,7 +414,7 @@ def _csv_text(rows, header=False) -> str:
     return buf.getvalue()
 
 
-def _read_done(path) -> tuple[dict, int]:
+def _read_done(path, fields=None) -> tuple[dict, int]:
     """Points already in a sweep CSV: ({key: {lower flags}}, byte length of the complete
     part). A file that does not end with a newline was cut while a point was written: that
     last point is dropped (and computed again)."""
@@ -318,7 +422,9 @@ def _read_done(path) -> tuple[dict, int]:
         data = f.read()
     if not data:
         return {}, 0
-    header = _csv_text([], header=True).encode()
+    fields = fields or FIELDS
+    keys = CAL_KEY_FIELDS if fields is CAL_FIELDS else KEY_FIELDS
+    header = _csv_text([], header=True, fields=fields).encode()
     if not data.startswith(header):
         first = data.split(b"\n", 1)[0].decode("utf-8", "replace")[:200]
         raise ValueError(f"--out {str(path)!r} exists and is not a sweep CSV with this "
@@ -333,8 +439,8 @@ def _read_done(path) -> tuple[dict, int]:
             ends[0] = pos
             yield line.decode("utf-8")
     blocks = []                              # [key, lower flag, end offset] per point
-    for row in csv.DictReader(lines(), fieldnames=FIELDS):
-        key = tuple(row.get(k) or "" for k in KEY_FIELDS)
+    for row in csv.DictReader(lines(), fieldnames=fields):
+        key = tuple(row.get(k) or "" for k in keys)
         low = row.get("lower") == "True"
         if blocks and blocks[-1][0] == key and blocks[-1][1] == low:
             blocks[-1][2] = ends[0]
@@ -351,6 +457,8 @@ def _read_done(path) -> tuple[dict, int]:
 
 def _is_done(done: dict, point) -> bool:
     flags = done.get(point_key(point))
+    if point.get("calibrate"):
+        return bool(flags)
     # A point computed with lower bounds also answers the same point without them.
     return bool(flags) and (True in flags or not bool(point.get("lower", True)))
 
@@ -380,9 +488,10 @@ def to_csv(points: Iterable[dict], path, *, resume: bool = True, backend=None, j
     """
     import time
     _check_out(path)
+    fields = CAL_FIELDS if _is_calibration(points) else FIELDS
     done, end = ({}, 0)
     if resume and os.path.exists(path):
-        done, end = _read_done(path)
+        done, end = _read_done(path, fields)
     skipped = [0]
 
     def todo():
@@ -413,13 +522,13 @@ def to_csv(points: Iterable[dict], path, *, resume: bool = True, backend=None, j
                 f.truncate(end)              # a point cut short by an interrupted run
                 f.seek(end)
             else:
-                _write_all(f, _csv_text([], header=True).encode())
+                _write_all(f, _csv_text([], header=True, fields=fields).encode())
             for _, rows in stream(todo(), backend=be, progress=progress, total=total,
                                   desc=desc):
                 # One unbuffered write per point: a run stopped between points leaves
                 # whole points in the file (and one stopped inside a write, a last line
                 # without its newline, which the next run drops and computes again).
-                _write_all(f, _csv_text(rows).encode())
+                _write_all(f, _csv_text(rows, fields=fields).encode())
                 n_points += 1
                 n_rows += len(rows)
     finally:
@@ -428,6 +537,17 @@ def to_csv(points: Iterable[dict], path, *, resume: bool = True, backend=None, j
     return {"out": os.fspath(path), "points": n_points, "rows": n_rows,
             "skipped": skipped[0],
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _is_calibration(points) -> bool:
+    """Whether ``points`` is a calibration grid (its CSV has CAL_FIELDS): read from a
+    ``Grid``'s axes or a list's first point (a one-pass iterator of calibration points
+    needs a ``Grid`` or a list)."""
+    if isinstance(points, Grid):
+        return "calibrate" in points.keys
+    if isinstance(points, (list, tuple)) and points:
+        return bool(points[0].get("calibrate"))
+    return False
 
 
 def _write_all(f, data: bytes):
@@ -473,7 +593,9 @@ def add_cli(sub, protocol_args, num, int_like):
                "  shuffledp sweep --eps0 1,2 --n 1e5 --delta 1e-6 --backend dask "
                "--scheduler local:2\n"
                "  shuffledp sweep --eps0 1,2 --n 1e5 --delta 1e-6 --backend dask "
-               "--scheduler tcp://10.0.0.5:8786\n\n"
+               "--scheduler tcp://10.0.0.5:8786\n"
+               "  shuffledp sweep --calibrate eps0 --epsilon 0.5,1 --n 1e4,1e5 --rounds 1,10 "
+               "--delta 1e-6 --out eps0.csv\n\n"
                "One row per bound and grid point: the point's inputs, bound, kind, epsilon, "
                "the class it\nis valid for (valid_for, scope) and the composition route; "
                "chosen marks the answer.\nBy default only the upper bounds that can be the "
@@ -484,18 +606,28 @@ def add_cli(sub, protocol_args, num, int_like):
                "command\nagain on the same --out skips the points already in it (an "
                "interrupted sweep\nresumes); --overwrite starts over. The rows do not "
                "depend on --jobs or --backend.\n\n"
+               "--calibrate eps0|sigma|rounds|users --epsilon TARGETS: a calibration grid, one "
+               "row per\npoint with the calibrated parameter (certified side) in 'value' and "
+               "the bound that\ncertifies it; drop the calibrated parameter's own flag.\n\n"
                "Gaussian noise: --sigma is the noise per unit l2 diameter of the inputs; a "
                "noise\nmultiplier z (Opacus, dp_accounting: noise z*C for gradients "
                "clipped to norm C) is\nsigma = z/2. Neighbouring datasets differ in one "
                "user's input (replacement).")
     p.add_argument("--eps0", type=_list(float), default=None,
                    help="comma-separated eps0 values, e.g. --eps0 0.5,1,2")
-    p.add_argument("--n", type=_list(_int), required=True,
-                   help="comma-separated numbers of users, e.g. --n 1e4,1e5")
+    p.add_argument("--n", type=_list(_int), default=None,
+                   help="comma-separated numbers of users, e.g. --n 1e4,1e5 (required "
+                        "unless --calibrate users)")
     p.add_argument("--delta", type=_list(float), required=True,
                    help="comma-separated deltas in (0, 1), e.g. --delta 1e-6")
-    p.add_argument("--rounds", type=_list(_int), default=[1],
-                   help="comma-separated numbers of rounds, e.g. --rounds 1,10,100")
+    p.add_argument("--rounds", type=_list(_int), default=None,
+                   help="comma-separated numbers of rounds (default 1), e.g. --rounds 1,10,100")
+    p.add_argument("--calibrate", default=None, choices=sorted(CALIBRATED),
+                   help="a calibration grid: at every point the largest eps0 / smallest sigma "
+                        "/ largest rounds / smallest n that meets --epsilon (one row per "
+                        "point, the value in the column 'value'), e.g. --calibrate eps0")
+    p.add_argument("--epsilon", type=_list(float), default=None, metavar="TARGETS",
+                   help="with --calibrate: comma-separated target epsilons, e.g. --epsilon 0.5,1")
     p.add_argument("--mechanism", type=_list(str), default=None,
                    help="comma-separated: ldp (default), rr:K, oue:D, gaussian:SIGMA (per "
                         "unit l2 diameter), gaussian-nm:Z (noise multiplier Z = 2 SIGMA), ..., "
@@ -547,6 +679,14 @@ def add_cli(sub, protocol_args, num, int_like):
 
 
 def _cli_grid(a) -> Grid:
+    if a.calibrate:
+        return _cli_cal_grid(a)
+    if a.epsilon is not None:
+        raise ValueError("--epsilon (a target) needs --calibrate eps0|sigma|rounds|users; a "
+                         "sweep computes epsilon at every point")
+    if a.n is None:
+        raise ValueError("--n is required (comma-separated numbers of users, e.g. --n 1e4,1e5)")
+    a.rounds = a.rounds or [1]
     gaussian = a.sigma is not None or a.noise_multiplier is not None
     if a.sigma is not None and a.noise_multiplier is not None:
         raise ValueError("use at most one of --sigma and --noise-multiplier")
@@ -580,6 +720,80 @@ def _cli_grid(a) -> Grid:
     return Grid(**axes)
 
 
+def _cli_cal_grid(a) -> Grid:
+    """The grid of ``--calibrate WHAT``: the calibrated parameter's flag must be absent."""
+    what = a.calibrate
+    if a.epsilon is None:
+        raise ValueError(f"--calibrate {what} needs --epsilon TARGETS, e.g. --epsilon 1")
+    clash = {"eps0": ["eps0"], "sigma": ["sigma", "noise_multiplier"], "rounds": ["rounds"],
+             "users": ["n", "honest"]}[what]
+    given = [k for k in clash if getattr(a, k, None) is not None]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise ValueError(f"--calibrate {what} finds {CALIBRATED[what]}: drop {flag}")
+    if what != "users" and a.n is None:
+        raise ValueError(f"--calibrate {what} needs --n (comma-separated numbers of users)")
+    if a.bound or a.lower:
+        raise ValueError("--bound and --lower do not apply to --calibrate (a calibration "
+                         "uses every valid upper bound)")
+    if a.checkin is not None and a.sample_size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    gaussian = what == "sigma" or a.sigma is not None or a.noise_multiplier is not None
+    if gaussian and a.eps0 is not None:
+        raise ValueError("--eps0 does not apply to the Gaussian mechanism")
+    if gaussian and a.mechanism not in (None, ["gaussian"]):
+        raise ValueError("--calibrate sigma and --sigma / --noise-multiplier are the Gaussian "
+                         f"mechanism; drop --mechanism (got {','.join(a.mechanism)})")
+    if what in ("rounds", "users") and not gaussian and a.eps0 is None:
+        raise ValueError(f"--calibrate {what} needs the randomizer's --eps0 (or --sigma / "
+                         "--noise-multiplier for the Gaussian)")
+    axes = {"calibrate": [what], "epsilon": a.epsilon,
+            "mechanism": ["gaussian"] if gaussian else (a.mechanism or ["ldp"])}
+    if a.sigma is not None:
+        axes["sigma"] = a.sigma
+    elif a.noise_multiplier is not None:
+        axes["noise_multiplier"] = a.noise_multiplier
+    elif a.eps0 is not None:
+        axes["eps0"] = a.eps0
+    if a.n is not None:
+        axes["n"] = a.n
+    if a.checkin is not None:
+        axes["checkin"] = a.checkin
+    elif a.sample_size is not None:
+        axes["sample_size"] = a.sample_size
+    for k in _DEPLOY_KEYS:
+        if getattr(a, k, None) is not None:
+            axes[k] = getattr(a, k)
+    axes["delta"] = a.delta
+    if what != "rounds":
+        axes["rounds"] = a.rounds or [1]
+    return Grid(**axes)
+
+
+def _validate_cal(g: Grid):
+    """A calibration grid's values checked before it starts: targets, deltas, rounds and
+    each distinct protocol (built at a stand-in for the calibrated parameter)."""
+    from . import _validate as v
+    ax = dict(zip(g.keys, g.values))
+    what = ax["calibrate"][0]
+    for e in ax["epsilon"]:
+        v.real("epsilon", e, lo=0.0, lo_open=True)
+    for d in ax["delta"]:
+        v.probability("delta", d)
+    for t in ax.get("rounds", []):
+        v.integer("rounds", t, lo=1)
+    stand_in = {"eps0": {"eps0": 1.0}, "sigma": {"sigma": 1.0}, "rounds": {},
+                "users": {"n": 10**6}}[what]
+    proto_axes = [k for k in g.keys if k in _PROTOCOL_KEYS]
+    for combo in itertools.product(*(ax[k] for k in proto_axes)):
+        pt = {**dict(zip(proto_axes, combo)), **stand_in}
+        if what == "eps0":
+            _eps0_family(str(pt["mechanism"]))
+            if str(pt["mechanism"]).partition(":")[0].strip().lower() != "ldp":
+                pt["eps0"] = 1.0
+        _protocol(pt)
+
+
 def _validate(g: Grid):
     """Every axis value checked before the sweep starts (an error names the parameter and
     exits 2 with nothing written), by building each distinct protocol once."""
@@ -608,7 +822,7 @@ def _validate(g: Grid):
 def _run_cli(a):
     import json
     g = _cli_grid(a)
-    _validate(g)
+    (_validate_cal if a.calibrate else _validate)(g)
     _check_out(a.out)
     progress = False if a.json else None
     try:
