@@ -130,8 +130,8 @@ class Shuffle:
         if self.reports_per_user != 1:
             s += f", {self.reports_per_user} reports per user shuffled together"
         if self.dummies and self.dummy_distribution is not None:
-            dist = (self.dummy_distribution if isinstance(self.dummy_distribution, str)
-                    else "a given distribution")
+            dist = (f"the {self.dummy_distribution} distribution"
+                    if isinstance(self.dummy_distribution, str) else "a given distribution")
             s += f", {self.dummies} dummy reports drawn from {dist} over the outputs"
         elif self.dummies:
             s += f", {self.dummies} dummy reports on public inputs"
