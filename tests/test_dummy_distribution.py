@@ -192,3 +192,20 @@ def test_round_trip_and_cli(capsys):
     assert "--dummy-distribution" in capsys.readouterr().err
     assert main(["epsilon", "--mechanism", "rr:3", "--eps0", "1", "--n", "10", "--delta",
                  "1e-3", "--dummies", "2", "--dummy-distribution", "a,b"]) == 2
+
+
+def test_documented_numbers_are_what_the_library_computes():
+    """docs/dummies.md's worked example (4 significant digits)."""
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[1] / "docs" / "dummies.md").read_text()
+    rr = sd.RandomizedResponse(4.0, 100)
+    for D, T, want, bound in ((1000, 1, 0.4803, "dummies-blanket"),
+                              (10_000, 1, 0.1801, "dummies-blanket"),
+                              (1000, 10, 1.915, "dummies/blanket"),
+                              (10_000, 10, 0.7647, "dummies/blanket")):
+        r = sd.epsilon(sd.Shuffle(rr, 1000, dummies=D, dummy_distribution="uniform"), 1e-6,
+                       rounds=T)
+        assert r.bound == bound and r.epsilon == pytest.approx(want, rel=6e-4)
+        assert f"{want:g}" in page
+        fixed = sd.epsilon(sd.Shuffle(rr, 1000, dummies=D), 1e-6, rounds=T).epsilon
+        assert r.epsilon < fixed if T == 1 else r.epsilon == fixed

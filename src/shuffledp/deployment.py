@@ -197,7 +197,10 @@ def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
 def _dist_text(dist) -> str:
     if isinstance(dist, str):
         return f"the {dist} distribution over the outputs"
-    return "the distribution (" + ", ".join(f"{x:g}" for x in dist) + ") over the outputs"
+    if len(dist) <= 6:
+        return "the distribution (" + ", ".join(f"{x:g}" for x in dist) + ") over the outputs"
+    return (f"a given distribution over the {len(dist)} outputs (probabilities "
+            f"{min(dist):g} to {max(dist):g})")
 
 
 def _in_row_hull(mech, dist) -> bool:
