@@ -209,3 +209,27 @@ def test_documented_numbers_are_what_the_library_computes():
         assert f"{want:g}" in page
         fixed = sd.epsilon(sd.Shuffle(rr, 1000, dummies=D), 1e-6, rounds=T).epsilon
         assert r.epsilon < fixed if T == 1 else r.epsilon == fixed
+
+
+def test_matrix_randomizer_with_uniform_dummies():
+    """An asymmetric 3x3 matrix (its blanket is not uniform, and uniform is not checked to be
+    a mixture of its rows): the direct bound with weight min ν/ω is above the exact leak."""
+    M = ((0.6, 0.25, 0.15), (0.2, 0.5, 0.3), (0.25, 0.25, 0.5))
+    mech = sd.Randomizer(M)
+    c = db.blanket_weight(mech, "uniform")
+    g = [min(r[j] for r in M) for j in range(3)]
+    assert c == pytest.approx(min((1 / 3) / (x / sum(g)) for x in g), rel=1e-12) and c < 1
+    for n, D in ((2, 3), (3, 2)):
+        proto = sd.Shuffle(mech, n, dummies=D, dummy_distribution="uniform")
+        for eps in (0.2, 0.5):
+            best = mp.mpf(0)
+            R = [list(r) for r in M] + [[1 / 3] * 3]
+            for others in itertools.combinations_with_replacement(range(3), n - 1):
+                base = others + (3,) * D
+                for x0, x1 in itertools.permutations(range(3), 2):
+                    P, Q = shuffled(R, (x0,) + base), shuffled(R, (x1,) + base)
+                    best = max(best, hockey(P, Q, eps))
+            r = sd.delta(proto, eps)
+            assert r.delta >= float(best) * (1 - 1e-12)
+            assert db.delta(mech, n, D, c, eps) >= float(best) * (1 - 1e-12)
+            assert r.bound in ("dummies-blanket", ) or r.bound.startswith("dummies-not-counted/")

@@ -104,9 +104,11 @@ def in_row_hull(mech, dist) -> bool:
     input x ~ π)."""
     if not isinstance(mech, RandomizedResponse):
         return False
-    nu = _nu(mech, dist) if dist != "blanket" else np.full(mech.k, 1.0 / mech.k)
+    if dist in ("uniform", "blanket"):
+        return True          # the average of the k rows (k-RR's blanket is uniform too)
     q = 1.0 / (math.exp(mech.eps0) + mech.k - 1)
-    return bool(np.all(nu >= q))
+    # A margin far above the rounding of ν and q: a vector on the boundary is refused.
+    return bool(np.all(_nu(mech, dist) >= q * (1.0 + 1e-12)))
 
 
 def _binom_window(N: int, p: float):
