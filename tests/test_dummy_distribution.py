@@ -3,8 +3,9 @@
 Checked against the exact law of what the adversary sees, enumerated at n ≤ 4, D ≤ 3 in
 50-digit arithmetic (tests/oracle.py; a dummy is a "user" whose row is ν): every victim
 pair, every input of the others, both directions of the hockey-stick divergence. The
-library's δ and the direct blanket bound (``dummy_blanket``) are at least the exact δ, and
-the exact δ at the library's ε is at most the δ asked for. Sabotaged variants — a dummy
+library's δ and the direct blanket bound (``shuffledp.pairs.dummy_blanket``) are at
+least the exact δ, and the exact δ at the library's ε is at most the δ asked for.
+Sabotaged variants — a dummy
 counted as a full blanket draw although ν is a point mass, and a dummy counted as a user
 although ν is not a mixture of the rows — fall below the exact leak.
 """
@@ -18,7 +19,7 @@ import mpmath as mp
 import pytest
 
 import shuffledp as sd
-from shuffledp import dummy_blanket as db
+from shuffledp.pairs import dummy_blanket as db
 from shuffledp.spec import proto_from_dict, proto_to_dict
 
 from oracle import hockey, rr_matrix, shuffled

@@ -31,7 +31,7 @@ The arguments, for replace-one neighbours (the victim's whole data replaced):
   fixed-input bound holds (its lower bounds do not: they are for the worst fixed inputs).
   Otherwise the dummies are not counted as users (post-processing, as with sampling). One
   round of a concrete randomizer (k = 1, no sampling) also gets the direct blanket bound of
-  ``shuffledp.dummy_blanket``: a dummy is a blanket draw with probability min_y ν(y)/ω(y).
+  ``shuffledp.pairs.dummy_blanket``: a dummy is a blanket draw with probability min_y ν(y)/ω(y).
 * **reports_per_user = k** — (a) the joint shuffle of the k·n reports is a post-processing
   of k separate single-report shuffles (merge the k multisets), so the k-fold adaptive
   composition of ``Shuffle(R, n)`` holds (rounds × k); not with sampling: the k
@@ -204,13 +204,13 @@ def _dist_text(dist) -> str:
 
 
 def _in_row_hull(mech, dist) -> bool:
-    from .dummy_blanket import in_row_hull
+    from .pairs.dummy_blanket import in_row_hull
     return in_row_hull(mech, dist)
 
 
 def _direct_dummies(proto: Shuffle, q, rounds, bound, relation):
     """(the candidate of the direct blanket bound with dummies drawn from a public
-    distribution, or None; why it is not offered, or None). ``shuffledp.dummy_blanket``."""
+    distribution, or None; why it is not offered, or None). ``shuffledp.pairs.dummy_blanket``."""
     import time
     from . import gparv
     from .relations import relation as _relation
@@ -234,7 +234,7 @@ def _direct_dummies(proto: Shuffle, q, rounds, bound, relation):
     if why is not None:
         return None, ("dummies-blanket", f"the direct blanket bound with dummies drawn from "
                       f"{_dist_text(dist)} is not offered: {why}")
-    from . import dummy_blanket as db
+    from .pairs import dummy_blanket as db
     from .results import Candidate
     mech, h, D = proto.mechanism, _honest(proto), proto.dummies
     c = db.blanket_weight(mech, dist)

@@ -41,9 +41,9 @@ import math
 
 import numpy as np
 
-from . import gparv
-from .mechanisms import RandomizedResponse, Randomizer
-from .pairs import iid
+from .. import gparv
+from ..mechanisms import RandomizedResponse, Randomizer
+from . import iid
 
 __all__ = ["blanket_weight", "in_row_hull", "delta", "epsilon", "output_count"]
 
