@@ -72,6 +72,9 @@ def _protocol_inputs(p: Shuffle) -> dict:
     out = {"n": p.n, "mechanism": mech, "sampling": sampling}
     if p.is_deployment:
         out.update(reports_per_user=p.reports_per_user, dummies=p.dummies, honest=p.honest)
+        if p.dummy_distribution is not None:
+            d = p.dummy_distribution
+            out["dummy_distribution"] = d if isinstance(d, str) else list(d)
     return out
 
 
@@ -296,13 +299,27 @@ def protocol_from_args(a) -> Shuffle:
     try:
         return Shuffle(mech, n=a.n, sampling=sampling,
                        reports_per_user=getattr(a, "reports_per_user", 1),
-                       dummies=getattr(a, "dummies", 0), honest=getattr(a, "honest", None))
+                       dummies=getattr(a, "dummies", 0), honest=getattr(a, "honest", None),
+                       dummy_distribution=_dummy_distribution_arg(
+                           getattr(a, "dummy_distribution", None)))
     except ValueError as exc:
         exc = _as_flag(_as_flag(exc, "sampling.size", "--sample-size"), "n", "--n")
         for internal, flag in (("reports_per_user", "--reports-per-user"),
+                               ("dummy_distribution", "--dummy-distribution"),
                                ("dummies", "--dummies"), ("honest", "--honest")):
             exc = _as_flag(exc, internal, flag)
         raise exc from None
+
+
+def _dummy_distribution_arg(text):
+    """--dummy-distribution: uniform, blanket, or comma-separated probabilities."""
+    if text is None or text.strip().lower() in ("uniform", "blanket"):
+        return text
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError("--dummy-distribution must be uniform, blanket or comma-separated "
+                         f"probabilities over the mechanism's outputs; got {text!r}") from None
 
 
 def _mechanism_spec(a) -> str:
@@ -466,6 +483,10 @@ def _add_deployment(p):
                    help="D extra reports per round on public inputs fixed in advance, "
                         "randomized where the adversary cannot see (default 0), e.g. "
                         "--dummies 1000")
+    p.add_argument("--dummy-distribution", default=None, metavar="DIST",
+                   help="each dummy drawn from this public distribution over the outputs: "
+                        "uniform, blanket (the mechanism's blanket) or comma-separated "
+                        "probabilities, e.g. --dummy-distribution uniform (docs/dummies.md)")
     p.add_argument("--honest", type=_int_like, default=None, metavar="H",
                    help="only H of the n users are honest (the victim included); the others "
                         "collude and their reports are known (default: all n), e.g. "

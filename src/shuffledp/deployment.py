@@ -24,6 +24,14 @@ The arguments, for replace-one neighbours (the victim's whole data replaced):
   dummies are not sampled and the sampled bounds do not count always-present reports;
   the deployment is a post-processing of the round without dummies (the shuffler could add
   them itself), and that is the bound given.
+* **dummy_distribution = ν** — each dummy drawn from a public ν over the outputs. When ν
+  is a mixture Σπ_x R(x) of the rows (checked exactly for k-RR), a dummy is a dummy on a
+  random public input x ~ π: the deployment's pair of output laws is the π-mixture of the
+  fixed-input pairs, and the hockey-stick divergence is jointly convex, so every
+  fixed-input bound holds (its lower bounds do not: they are for the worst fixed inputs).
+  Otherwise the dummies are not counted as users (post-processing, as with sampling). One
+  round of a concrete randomizer (k = 1, no sampling) also gets the direct blanket bound of
+  ``shuffledp.pairs.dummy_blanket``: a dummy is a blanket draw with probability min_y ν(y)/ω(y).
 * **reports_per_user = k** — (a) the joint shuffle of the k·n reports is a post-processing
   of k separate single-report shuffles (merge the k multisets), so the k-fold adaptive
   composition of ``Shuffle(R, n)`` holds (rounds × k); not with sampling: the k
@@ -112,9 +120,29 @@ def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
                      "reports, whose bounds hold for any inputs of the h − 1 honest others")
     extra = 0
     lower = "a lower bound for these h honest users" if h != proto.n else "a lower bound"
+    dist = proto.dummy_distribution
+    counted = bool(D) and samp is None
     if D:
-        what.append(f"D = {D} dummy reports on public inputs (any choice)")
-        if samp is None:
+        what.append(f"D = {D} dummy reports on public inputs (any choice)" if dist is None
+                    else f"D = {D} dummy reports drawn from {_dist_text(dist)}")
+        if samp is None and dist is not None and not _in_row_hull(mech, dist):
+            counted = False
+            why = (f"{_dist_text(dist)} is not checked to be a mixture of the mechanism's "
+                   "output distributions (checked exactly for k-ary randomized response "
+                   "only), so a dummy drawn from it is not known to be a user with some "
+                   "public input; the dummies are not counted as users (the round without "
+                   "them bounds it: the shuffler could add them itself)")
+            steps.append(f"dummies: not counted as users: {why}")
+            refused.append(("dummies", why))
+            lower = None
+        elif samp is None and dist is not None:
+            extra = D
+            steps.append(f"dummies: each of the {D} dummies drawn from {_dist_text(dist)}, a "
+                         "mixture of the mechanism's rows, is a user with a random public "
+                         "input; bounds valid for any fixed inputs of the others hold for the "
+                         "mixture (joint convexity of the hockey-stick divergence)")
+            lower = None
+        elif samp is None:
             extra = D
             steps.append(f"dummies: the {D} dummy reports are users with fixed public inputs; "
                          "bounds valid for any inputs of the others count them as others")
@@ -130,11 +158,11 @@ def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
     if k == 1:
         p = Shuffle(mech, h + extra, sampling=samp)
         label = "+".join(x for x, on in (("honest", h != proto.n),
-                                          ("dummies" if samp is None else "dummies-not-counted",
+                                          ("dummies" if counted else "dummies-not-counted",
                                            D)) if on)
         return [Reduction(label, ((p, 1),), "; ".join(what), "; ".join(steps), lower)], refused
     what.append(f"k = {k} reports per user (same value or k values of the user)")
-    per = D // k if samp is None else 0
+    per = D // k if counted else 0
     reds = []
     if samp is None:
         steps_a = steps + [f"k-fold: the joint shuffle of the {k} reports per user is a "
@@ -164,6 +192,68 @@ def plan(proto: Shuffle) -> tuple[list[Reduction], list[tuple[str, str]]]:
     if h != proto.n:
         reds = [replace(r, label="honest+" + r.label) for r in reds]
     return reds, refused
+
+
+def _dist_text(dist) -> str:
+    if isinstance(dist, str):
+        return f"the {dist} distribution over the outputs"
+    if len(dist) <= 6:
+        return "the distribution (" + ", ".join(f"{x:g}" for x in dist) + ") over the outputs"
+    return (f"a given distribution over the {len(dist)} outputs (probabilities "
+            f"{min(dist):g} to {max(dist):g})")
+
+
+def _in_row_hull(mech, dist) -> bool:
+    from .pairs.dummy_blanket import in_row_hull
+    return in_row_hull(mech, dist)
+
+
+def _direct_dummies(proto: Shuffle, q, rounds, bound, relation):
+    """(the candidate of the direct blanket bound with dummies drawn from a public
+    distribution, or None; why it is not offered, or None). ``shuffledp.pairs.dummy_blanket``."""
+    import time
+    from . import gparv
+    from .relations import relation as _relation
+    dist = proto.dummy_distribution
+    if dist is None or not proto.dummies:
+        return None, None
+    why = None
+    if proto.reports_per_user != 1:
+        why = "several reports per user (the direct bound is for one report per user)"
+    elif proto.sampling is not None:
+        why = "sampling (the dummies are always present, the users are not)"
+    elif not gparv.has_pairs(proto.mechanism):
+        why = "the mechanism has no known blanket (a concrete randomizer is needed)"
+    elif _relation(relation) != "replace_one":
+        why = "add/remove neighbours (the bound is for replace-one neighbours)"
+    elif rounds != 1:
+        why = (f"T = {rounds} rounds (one round only: its PLD/RDP views are not built; the "
+               "other routes compose)")
+    elif bound not in (None, "blanket"):
+        why = f"bound {bound!r} was asked for"
+    if why is not None:
+        return None, ("dummies-blanket", f"the direct blanket bound with dummies drawn from "
+                      f"{_dist_text(dist)} is not offered: {why}")
+    from .pairs import dummy_blanket as db
+    from .results import Candidate
+    mech, h, D = proto.mechanism, _honest(proto), proto.dummies
+    c = db.blanket_weight(mech, dist)
+    if c <= 0.0:
+        return None, ("dummies-blanket", f"{_dist_text(dist)} gives the blanket no mass "
+                      "(min_y nu(y)/omega(y) = 0): the dummies add no blanket draw")
+    t0 = time.perf_counter()
+    if q.solves == "epsilon":
+        eps, delta = db.epsilon(mech, h, D, c, q.delta), q.delta
+    else:
+        eps, delta = q.epsilon, db.delta(mech, h, D, c, q.epsilon)
+    vf = (f"this randomizer ({mech.describe()}), one round, replace-one neighbours; "
+          f"deployment: {h} honest users and D = {D} dummy reports drawn from "
+          f"{_dist_text(dist)}, each a blanket draw with probability {c:.6g} "
+          "(reduction 'dummies-blanket', docs/dummies.md)")
+    return Candidate("dummies-blanket", "upper", vf, float(eps), float(delta),
+                     time.perf_counter() - t0, composition="none",
+                     details={"blanket_weight_of_a_dummy": c, "honest": h, "dummies": D},
+                     scope="this-randomizer", question=q.solves), None
 
 
 def reductions(proto: Shuffle) -> list[Reduction]:
@@ -227,6 +317,13 @@ def ask(plain_ask, proto: Shuffle, q, rounds, *, bound=None, composition=None,
         notes += [n for n in r.notes if n not in notes]
         notes.append(f"reduction {red.label!r}: {red.reason} -> {p.describe()}"
                      + (f", {mult} rounds per deployment round" if mult != 1 else ""))
+    direct, why = _direct_dummies(proto, q, rounds, bound, relation)
+    if direct is not None:
+        cands.append(direct)
+        notes.append("reduction 'dummies-blanket': one round of the blanket with each dummy a "
+                      "blanket draw with probability min_y nu(y)/omega(y) (docs/dummies.md)")
+    elif why is not None:
+        skipped.append(why)
     val = (lambda c: c.epsilon) if q.solves == "epsilon" else (lambda c: c.delta)
     ups = [c for c in cands if c.kind == "upper" and c.default]
     if bound is not None:

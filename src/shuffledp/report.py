@@ -59,6 +59,12 @@ DEFAULT_SCENARIO = {
     # part independently with that probability each round) or {sample_size = M} (M of the
     # n users drawn without replacement each round); None: every user reports every round.
     "sampling": None,
+    # A deployment of the ldp / rr / matrix mechanisms as it runs (docs/deployments.md), the
+    # same for every mechanism and section but gaussian: k reports per user shuffled
+    # together, D dummy reports per round on public inputs, h honest users of n (None: all).
+    "reports_per_user": 1,
+    "dummies": 0,
+    "honest": None,
     # The MNIST run of Liew & Takahashi (arXiv:2206.09569): noise multiplier 5, i.e.
     # Gaussian(2.5) per unit diameter (a file may give ``sigma`` instead).
     "gaussian": {"n": 60_000, "noise_multiplier": 5.0, "checkin": 0.1, "rounds": 5540,
@@ -78,6 +84,7 @@ _SCHEMA = {
     "calibration": {"epsilon": "num", "rounds": "int"},
     "relation": "str",
     "sampling": {"checkin": "num", "sample_size": "int"},
+    "reports_per_user": "int", "dummies": "int", "honest": "int",
     "gaussian": {"n": "int", "noise_multiplier": "num", "sigma": "num", "checkin": "num",
                  "sample_size": "int", "rounds": "int", "delta": "num"},
     "jobs": "int",
@@ -135,6 +142,8 @@ def validate_scenario(sc: dict) -> dict:
                 _one_noise_unit(out[key], val)
             if key in ("gaussian", "sampling"):
                 _one_sampling(key, out[key], val)
+        elif key == "honest" and val is None:
+            out[key] = None                # every user honest (the default)
         else:
             if not _type_ok(kind, val):
                 raise ValueError(f"scenario key {key!r}: expected {_DESCR[kind]}; got {val!r}")
@@ -170,11 +179,23 @@ def validate_scenario(sc: dict) -> dict:
               ("n_grid", lambda: [Shuffle(_mech("ldp", 1.0), x) for x in out["n_grid"]]),
               ("orders", lambda: [_order(o) for o in out["orders"]]),
               ("jobs", lambda: _jobs(out["jobs"]))]
+    # The deployment keys, each through Shuffle's own validation (at n, and at the smallest
+    # n of the n axis for honest, which must not exceed any n it is used with).
+    checks += [(key, lambda key=key: Shuffle(_mech("ldp", 1.0), out["n"], **{key: out[key]}))
+               for key in ("reports_per_user", "dummies", "honest") if key in sc]
+    if out["honest"] is not None and "n" in out["sections"]:
+        checks.append(("honest", lambda: [Shuffle(_mech("ldp", 1.0), x, honest=out["honest"])
+                                          for x in out["n_grid"]]))
     if out["sampling"] is not None:
         sizes = [out["n"]] + (out["n_grid"] if "n" in out["sections"] else [])
         checks.append(("sampling", lambda: [Shuffle(_mech("ldp", 1.0), x,
                                                      sampling=_sampling(out["sampling"]))
                                              for x in sizes]))
+        if out["honest"] is not None and out["sampling"].get("sample_size") is not None:
+            checks.append(("honest", lambda: _raise(
+                "colluding users with a sample size are refused by the library (the number "
+                "of honest users sampled is random); use sampling = {checkin = RATE}; got "
+                f"honest = {out['honest']!r}, sampling = {out['sampling']!r}")))
     ldp_sections = [x for x in out["sections"] if x != "gaussian"]
     if out["relation"] == "add_or_remove_one" and ldp_sections and (
             out["sampling"] is None or out["sampling"].get("checkin") is None):
@@ -198,6 +219,10 @@ def validate_scenario(sc: dict) -> dict:
         except ValueError as exc:
             raise ValueError(f"scenario key {key!r}: {exc}") from None
     return out
+
+
+def _raise(msg):
+    raise ValueError(msg)
 
 
 def _one_noise_unit(g: dict, given: dict) -> None:
@@ -248,6 +273,42 @@ def _sampling_text(g: dict | None, n: int | None = None) -> str:
     if isinstance(s, CheckIn):
         return f"each user checks in independently with probability {s.rate:g} each round"
     return f"{s.size:,} users drawn uniformly without replacement each round"
+
+
+def _deploy(sc) -> dict:
+    """The scenario's deployment fields of ``Shuffle`` that are set (none for a plain round)."""
+    out = {}
+    if int(sc.get("reports_per_user", 1)) != 1:
+        out["reports_per_user"] = int(sc["reports_per_user"])
+    if int(sc.get("dummies", 0)):
+        out["dummies"] = int(sc["dummies"])
+    if sc.get("honest") is not None:
+        out["honest"] = int(sc["honest"])
+    return out
+
+
+def _deploy_text(sc) -> str:
+    """The deployment in words (a sentence fragment), or '' for a plain round."""
+    d, parts = _deploy(sc), []
+    if "reports_per_user" in d:
+        parts.append(f"each user sends {d['reports_per_user']} reports per round, all "
+                     "shuffled together (the guarantee protects the user's whole data)")
+    if "dummies" in d:
+        parts.append(f"{d['dummies']:,} dummy reports per round on public inputs fixed in "
+                     "advance, randomized where the analyst cannot see it (valid for any "
+                     "choice of those inputs)")
+    if "honest" in d:
+        parts.append(f"only {d['honest']:,} users are honest, the victim included; the "
+                     "others collude with the analyst, who knows their inputs and reports")
+    return "; ".join(parts)
+
+
+def _deploy_tail(sc) -> str:
+    """The deployment in a heading or plot title (', k = 2 reports/user, ...'), or ''."""
+    d = _deploy(sc)
+    return "".join([f", {d['reports_per_user']} reports/user" if "reports_per_user" in d else "",
+                    f", {d['dummies']:,} dummies" if "dummies" in d else "",
+                    f", {d['honest']:,} honest" if "honest" in d else ""])
 
 
 def _gaussian_mech(g: dict):
@@ -467,16 +528,18 @@ def _rel(sc) -> str:
 
 def _proto(sc, mech, eps0, n):
     """The scenario's protocol for one ldp / rr mechanism (with its sampling, if any)."""
-    return Shuffle(_mech(mech, eps0), n, sampling=_sampling(sc["sampling"]))
+    return Shuffle(_mech(mech, eps0), n, sampling=_sampling(sc["sampling"]), **_deploy(sc))
 
 
 def _samp_axes(sc) -> dict:
+    """The sweep axes of the scenario's sampling and deployment fields (one value each)."""
     s = sc["sampling"] or {}
+    axes = {k: [v] for k, v in _deploy(sc).items()}
     if s.get("checkin") is not None:
-        return {"checkin": [s["checkin"]]}
-    if s.get("sample_size") is not None:
-        return {"sample_size": [int(s["sample_size"])]}
-    return {}
+        axes["checkin"] = [s["checkin"]]
+    elif s.get("sample_size") is not None:
+        axes["sample_size"] = [int(s["sample_size"])]
+    return axes
 
 
 def _plot_setting(sc) -> str:
@@ -485,13 +548,16 @@ def _plot_setting(sc) -> str:
     samp = (f", check-in {s['checkin']:g}" if s.get("checkin") is not None else
             f", {int(s['sample_size']):,} sampled/round" if s.get("sample_size") is not None
             else "")
-    return f"{samp}, {_rel(sc)} neighbours"
+    return f"{samp}{_deploy_tail(sc)}, {_rel(sc)} neighbours"
 
 
 def _intro(doc, sc):
     doc.p(INTRO)
     adj = adjacency_text(sc["relation"])
-    doc.p(f"Deployment: {_sampling_text(sc['sampling'])}. {adj[0].upper()}{adj[1:]}.")
+    dep = _deploy_text(sc)
+    doc.p(f"Deployment: {_sampling_text(sc['sampling'])}"
+          + (f"; {dep} (every section but the federated-learning one; docs/deployments.md)"
+             if dep else "") + f". {adj[0].upper()}{adj[1:]}.")
 
 
 def _ylabel(sc, d):
@@ -507,8 +573,8 @@ def section_eps0(doc, sc, out, jobs, ctx):
     write_csv(rows, os.path.join(out, "eps_vs_eps0.csv"), FIELDS + ["relation"])
     ctx["eps0_answers"] = {(r["mechanism"], float(r["eps0"])): r["epsilon"]
                            for r in rows if r["chosen"]}
-    doc.h(f"{ctx['num']}. epsilon against eps0 (n = {n:,}, delta = {_g(d)}, one round, "
-          f"{_rel(sc)} neighbours)")
+    doc.h(f"{ctx['num']}. epsilon against eps0 (n = {n:,}, delta = {_g(d)}, one round"
+          f"{_deploy_tail(sc)}, {_rel(sc)} neighbours)")
     doc.table(["mechanism", "eps0", f"answer (upper, {_rel(sc)})", "bound", "valid for",
                "tightest lower", "lower bound", "gap"], _answer_rows(rows), emphasis=2)
     doc.p("Plots: the answer and the lower bounds set the vertical scale; bounds far above "
@@ -543,8 +609,8 @@ def section_n(doc, sc, out, jobs, ctx):
                relation=[sc["relation"]], **_samp_axes(sc))
     rows_n = _sweep(pts, n_jobs=jobs, progress=False, backend=ctx.get("backend"))
     write_csv(rows_n, os.path.join(out, "eps_vs_n.csv"), FIELDS + ["relation"])
-    doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {_g(d)}, one round, "
-          f"{_rel(sc)} neighbours)")
+    doc.h(f"{ctx['num']}. epsilon against n (eps0 = {e0:g}, delta = {_g(d)}, one round"
+          f"{_deploy_tail(sc)}, {_rel(sc)} neighbours)")
     doc.table(["mechanism", "n", f"answer (upper, {_rel(sc)})", "bound", "valid for",
                "tightest lower", "lower bound", "gap"], _answer_rows(rows_n, key="n"),
               emphasis=2)
@@ -609,8 +675,8 @@ def section_rounds(doc, sc, out, jobs, ctx):
     write_csv(rows_t, os.path.join(out, "eps_vs_rounds.csv"),
               ["mechanism", "rounds", "series", "composition", "epsilon", "bound", "kind",
                "valid_for", "relation"])
-    doc.h(f"{ctx['num']}. epsilon against rounds T (eps0 = {e0:g}, n = {n:,}, delta = {_g(d)}, "
-          f"{_rel(sc)} neighbours)")
+    doc.h(f"{ctx['num']}. epsilon against rounds T (eps0 = {e0:g}, n = {n:,}, delta = {_g(d)}"
+          f"{_deploy_tail(sc)}, {_rel(sc)} neighbours)")
     doc.p("answer: the smallest valid upper bound at each T, over every bound and route "
           "(at T = 1 it is the answer of the epsilon-against-eps0 table). The route columns "
           "give the best bound through one composition route: rdp = per-round RDP summed and "
@@ -654,8 +720,8 @@ def section_rdp(doc, sc, out, jobs, ctx):
                 rows_r.append({"mechanism": mech, "bound": b.id, "kind": c.kind,
                                "order": float(o), "rdp": float(v), "valid_for": c.valid_for,
                                "series": f"{b.id}", "relation": _rel(sc)})
-    doc.h(f"{ctx['num']}. Rényi DP of one round (eps0 = {e0:g}, n = {n:,}, "
-          f"{_rel(sc)} neighbours)")
+    doc.h(f"{ctx['num']}. Rényi DP of one round (eps0 = {e0:g}, n = {n:,}"
+          f"{_deploy_tail(sc)}, {_rel(sc)} neighbours)")
     if not rows_r:
         doc.p("No bound of this deployment has a Rényi-DP view under "
               f"{_rel(sc)} neighbours.")
@@ -683,9 +749,10 @@ def section_calibration(doc, sc, out, jobs, ctx):
     """5. Calibration: the parameter that meets the scenario's target (every mechanism)."""
     d, n, e0, rel = sc["delta"], sc["n"], sc["eps0_fixed"], sc["relation"]
     tgt, T = sc["calibration"]["epsilon"], sc["calibration"]["rounds"]
-    samp = _sampling(sc["sampling"])
+    samp, dep = _sampling(sc["sampling"]), _deploy(sc)
     doc.h(f"{ctx['num']}. Calibration: the parameter that meets epsilon = {tgt:g} at "
-          f"delta = {_g(d)} ({_rel(sc)} neighbours)")
+          f"delta = {_g(d)} ({_deploy_tail(sc)[2:]}{', ' if _deploy(sc) else ''}"
+          f"{_rel(sc)} neighbours)")
     cal_rows = []
 
     def ask(question, fn, setting, integer=False):
@@ -697,7 +764,7 @@ def section_calibration(doc, sc, out, jobs, ctx):
     for mech in sc["mechanisms"]:
         k = None if mech == "ldp" else int(mech.split(":")[1]) if ":" in mech else 2
         ask(f"largest eps0 ({mech})",
-            lambda: _cal.eps0(n, tgt, d, T, k=k, sampling=samp, relation=rel),
+            lambda: _cal.eps0(n, tgt, d, T, k=k, sampling=samp, relation=rel, **dep),
             f"n = {n:,}, T = {T}, target eps = {tgt:g}")
     first = sc["mechanisms"][0]            # a T search costs seconds per mechanism
     ask(f"largest T ({first})",
@@ -709,17 +776,25 @@ def section_calibration(doc, sc, out, jobs, ctx):
               f"{e0:g} over T = {T} round(s) already meets the target epsilon = {tgt:g} "
               "without shuffling (the trivial bound, T * eps0). A smaller target or more "
               "rounds in the scenario's calibration table asks for more users.")
+    elif "honest" in dep:
+        # Only the honest users hide the victim: n is not what the target asks for.
+        doc.p(f"Smallest n: not asked: with honest = {dep['honest']:,} the guarantee depends "
+              "on the honest users only (the colluders add nothing); remove 'honest' from "
+              "the scenario to ask for the smallest number of (honest) users.")
     else:
+        users_dep = {k: v for k, v in dep.items() if k != "honest"}
         for mech in sc["mechanisms"]:
             ask(f"smallest n ({mech})",
-                lambda: _cal.users(_mech(mech, e0), tgt, d, T, sampling=samp, relation=rel),
+                lambda: _cal.users(_mech(mech, e0), tgt, d, T, sampling=samp, relation=rel,
+                                   **users_dep),
                 f"eps0 = {e0:g}, T = {T}, target eps = {tgt:g}", integer=True)
     hdr = ["question", "answer", "certified epsilon", "neighbours", "bound", "runner-up",
            "setting"]
     write_csv([dict(zip(["question", "answer", "epsilon", "relation", "bound", "runner_up",
                          "setting"], r)) for r in cal_rows], os.path.join(out, "calibration.csv"))
     doc.p(f"Every row meets the scenario's target epsilon = {tgt:g} at delta = {_g(d)}: "
-          f"{_sampling_text(sc['sampling'])}. runner-up: the parameter the next-best bound "
+          f"{_sampling_text(sc['sampling'])}"
+          + (f"; {_deploy_text(sc)}" if dep else "") + ". runner-up: the parameter the next-best bound "
           "would allow on its own.")
     doc.table(hdr, cal_rows, emphasis=1)
     ctx["calibration_rows"] = cal_rows
@@ -869,14 +944,17 @@ def summary(doc, sc, ctx):
         if first[2] is not None:
             tail = (f"; after T = {t_max:,} rounds, epsilon <= {_fmt(first[3])}"
                     if first[3] is not None else "")
+            dep = _deploy_text(sc)
             parts.append(("p", f"{n:,} users, each report from a local randomizer with "
                                f"eps0 = {e0:g} ({first[0]}), shuffled; "
-                               f"{_sampling_text(sc['sampling'])}. One round is "
+                               f"{_sampling_text(sc['sampling'])}"
+                               + (f"; {dep}" if dep else "") + ". One round is "
                                f"(epsilon, delta)-DP with epsilon <= {_fmt(first[2])} at "
                                f"delta = {_g(d)}{tail} (upper bounds, {_rel(sc)} neighbours)."))
-        hdr = ["mechanism", "eps0", f"epsilon, one round (upper, {_rel(sc)})"]
+        tail = _deploy_tail(sc)
+        hdr = ["mechanism", "eps0", f"epsilon, one round (upper{tail}, {_rel(sc)})"]
         if t_max > 1:
-            hdr.append(f"epsilon after T = {t_max:,} rounds (upper, {_rel(sc)})")
+            hdr.append(f"epsilon after T = {t_max:,} rounds (upper{tail}, {_rel(sc)})")
         hdr += ["bound", "valid for"]
         parts.append(("t", (hdr, [r if t_max > 1 else r[:3] + r[4:] for r in rows], 2)))
     if "calibration" in sc["sections"] and ctx.get("calibration_rows"):
@@ -910,15 +988,19 @@ def summary(doc, sc, ctx):
         "for more users, not for fewer.",
         "Several rounds are composed as separate releases (RDP, KOV15 or PLD composition, "
         "each valid when a round's randomizer is chosen after seeing earlier outputs).",
-    ]))
+    ] + _deploy_assumptions(sc)))
     parts.append(("h", "Neighbouring relation"))
     parts.append(("p", _RELATION_SENTENCE[rel] + " Every number in this report is stated "
                   "with its relation."))
     not_covered = [
         "A shuffler that colludes with the analyst or is compromised: each report is then "
         "protected only by its local randomizer (eps0 per report).",
-        "A user who sends more than one report per round, or one person behind several "
-        "users (group privacy): the guarantee is per user as modelled.",
+        ("One person behind several users (group privacy): the guarantee is per user, over "
+         f"the user's {int(sc['reports_per_user'])} reports per round."
+         if int(sc["reports_per_user"]) > 1 else
+         "A user who sends more than one report per round, or one person behind several "
+         "users (group privacy): the guarantee is per user as modelled (a deployment with "
+         "several reports per user sets the scenario key reports_per_user)."),
         "Releases outside this scenario about the same users: compose them in one ledger "
         "(shuffledp compose, docs/ledger.md).",
         "Lower bounds and estimates: shown for comparison, never a guarantee; only numbers "
@@ -930,6 +1012,23 @@ def summary(doc, sc, ctx):
     parts.append(("h", "What it does not cover"))
     parts.append(("ul", not_covered))
     doc.box("Summary", parts, at=0)
+
+
+def _deploy_assumptions(sc) -> list:
+    """The summary's assumptions of the scenario's deployment fields (docs/deployments.md)."""
+    d, out = _deploy(sc), []
+    if "reports_per_user" in d:
+        out.append(f"Each user's {d['reports_per_user']} reports of a round go to the same "
+                   "shuffler and are shuffled with everyone's; neighbouring datasets replace "
+                   "one user's whole data (all its reports).")
+    if "dummies" in d:
+        out.append(f"The {d['dummies']:,} dummy reports per round come from the mechanism on "
+                   "inputs fixed in advance, independent of the data, with randomness the "
+                   "analyst does not see; the analyst cannot tell them from users' reports.")
+    if "honest" in d:
+        out.append(f"At least {d['honest']:,} of the n users are honest (the victim "
+                   "included); the analyst may know the others' inputs and reports.")
+    return out
 
 
 _SECTION_FUNCS = {"eps0": section_eps0, "n": section_n, "rounds": section_rounds,

@@ -6,7 +6,8 @@ Records <-> plain dicts, both ways, with no maths: ``{"type": "rr", "eps0": 2.0,
 (``sigma`` per unit ℓ2 diameter and/or ``noise_multiplier`` = 2·sigma), and the encoders ``oue``, ``rappor`` (alias ``sue``), ``hr`` (alias ``hadamard``),
 ``olh`` (alias ``blh``), each with eps0 and d (the domain size), the names of the CLI's
 ``oue:D``. Sampling: ``{checkin = RATE}`` or ``{without_replacement = SIZE}``. Deployments
-(docs/deployments.md): optional ``reports_per_user``, ``dummies``, ``honest`` beside ``n``.
+(docs/deployments.md): optional ``reports_per_user``, ``dummies``, ``honest`` and
+``dummy_distribution`` (``"uniform"``, ``"blanket"`` or a list of probabilities) beside ``n``.
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ def proto_to_dict(p: Shuffle) -> dict:
         d["dummies"] = p.dummies
     if p.honest is not None:
         d["honest"] = p.honest
+    if p.dummy_distribution is not None:
+        dd = p.dummy_distribution
+        d["dummy_distribution"] = dd if isinstance(dd, str) else list(dd)
     return d
 
 
@@ -94,13 +98,14 @@ def proto_from_dict(d) -> Shuffle:
             raise ValueError("sampling must be {checkin = RATE} or {without_replacement = SIZE}; "
                              f"got {s!r}")
         samp = CheckIn(s["checkin"]) if "checkin" in s else WithoutReplacement(s["without_replacement"])
-    unknown = set(d) - {"n", "mechanism", "sampling", "reports_per_user", "dummies", "honest"}
+    unknown = set(d) - {"n", "mechanism", "sampling", "reports_per_user", "dummies", "honest",
+                        "dummy_distribution"}
     if unknown:
         raise ValueError("shuffle keys must be among n, mechanism, sampling, reports_per_user, "
-                         f"dummies, honest; got {', '.join(sorted(unknown))}")
+                         f"dummies, honest, dummy_distribution; got {', '.join(sorted(unknown))}")
     return Shuffle(mechanism_from_dict(d["mechanism"]), n=d["n"], sampling=samp,
                    reports_per_user=d.get("reports_per_user", 1), dummies=d.get("dummies", 0),
-                   honest=d.get("honest"))
+                   honest=d.get("honest"), dummy_distribution=d.get("dummy_distribution"))
 
 
 def _gaussian_from_dict(d: dict) -> Gaussian:

@@ -9,6 +9,8 @@ r"""Pairs: one round of a protocol as a pair of output laws, below bounds and co
 * ``trimmed``   the trimmed-victim pairs of (ε0, δ0)-LDP randomizers (the Gaussian);
 * ``iid``       the certified engine for E[(ΣG)_+] of i.i.d. sums (the blanket's δ(ε));
 * ``blanket``   the privacy-blanket pair of one concrete randomizer (over ``iid``);
+* ``dummy_blanket`` the blanket with dummy reports drawn from a public distribution
+                (one round's δ(ε) and ε(δ), over ``iid``; docs/dummies.md);
 * ``adapter``   ``views_of(pair)``: any pair as the views composers read.
 
 This package imports only records and numerics (tests/test_imports.py checks it).
