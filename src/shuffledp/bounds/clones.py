@@ -207,8 +207,12 @@ class _PairBound(Bound):
         """Certified lower bounds on the exact pair's D(λ) at real orders λ ≥ 2 (the RDP
         composer's floor, docs/latency.md): the Rényi sum of a pair the clone pair dominates
         (``cp.pair_floor_atoms``; data processing and the atoms left out only lower
-        Σ p^λ q^(1−λ)), less 1e-6 + 1e-9·λ on its log for the floating-point error of the
-        atoms and of the sum."""
+        Σ p^λ q^(1−λ)), less 1e-9·(1 + λ) on its log for the floating-point error of the
+        atoms and of the sum (the sum of ≤ 20 000 positive terms is within 1e-11 relative;
+        an error e in each atom's log P and log Q moves a term's exponent by ≤ (2λ − 1)·e,
+        and the atoms' logs are far more accurate than 5e-10). A constant of 1e-6 here
+        made the floor 0 wherever D(2) < 1e-6 (n = 1e6, eps0 = 0.5), so the route it
+        exists to skip always ran."""
         lp, ell = _floor_screen_atoms(self.pair(proto))
         lam = np.asarray(orders, dtype=float)
         out = np.empty(lam.shape)
@@ -217,7 +221,7 @@ class _PairBound(Bound):
             t = lp[None, :] + x * ell[None, :]
             m = np.max(t, axis=1)
             log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
-            out[i:i + 32] = (log_sum - (1e-6 + 1e-9 * lam[i:i + 32])) / x[:, 0]
+            out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
         return out
 
     def dominated_by(self, other, proto, rounds=1):

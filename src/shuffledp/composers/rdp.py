@@ -17,6 +17,9 @@ from ..views import EpsilonAt, Outcome
 from ._registry import Composer, merge_parts, register
 
 _GRID_RANK = {"dense": 0, "coarse": 1, "sparse": 2}
+#: Orders at most at which ``RdpComposer.floor`` evaluates a view's floor curve (the first
+#: ~150 at ratio 1.05, then splits where the floor is still below the value to beat).
+MAX_FLOOR_ORDERS = 600
 
 
 def _total_curve(parts):
@@ -78,7 +81,9 @@ class RdpComposer(Composer):
         (log δ + log λ)/(λ − 1) is monotone, so it is at least log(1 − 1/λ_i) −
         log δ/(λ_{i+1} − 1) − log λ_i/(λ_i − 1). The zero of the conversion
         (T·D ≤ −log(1 − δ²)) cannot occur once T·D_floor(2) exceeds that threshold (the
-        curve at any order is at least the exact D(2))."""
+        curve at any order is at least the exact D(2)). Intervals whose floor is below
+        ``beat`` are split (the floor of a part is at least that of the whole: the same
+        monotonicity on a narrower interval) until none is, or the order budget is spent."""
         parts = merge_parts(parts)
         if len(parts) != 1 or not isinstance(ask, EpsilonAt):
             return None
@@ -97,12 +102,26 @@ class RdpComposer(Composer):
         d = np.maximum(d, 0.0)
         if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
             return None
-        lo, hi = lam[:-1], lam[1:]
-        conv = np.log1p(-1.0 / lo) - math.log(delta) / (hi - 1.0) - np.log(lo) / (lo - 1.0)
-        f = rounds * d[:-1] + conv
         # the top order itself (the search evaluates no order above it)
         f_top = (rounds * d[-1] + math.log1p(-1.0 / top)
                  - (math.log(delta) + math.log(top)) / (top - 1.0))
+        while True:
+            lo, hi = lam[:-1], lam[1:]
+            conv = np.log1p(-1.0 / lo) - math.log(delta) / (hi - 1.0) - np.log(lo) / (lo - 1.0)
+            f = rounds * d[:-1] + conv
+            # Intervals whose floor cannot yet rule them out are split at their geometric
+            # midpoints (the floor of each half is at least the whole one's), within a
+            # budget of MAX_FLOOR_ORDERS evaluated orders.
+            split = (f < beat) & (hi > lo * (1.0 + 1e-6)) if math.isfinite(beat) else f < -1.0
+            if not np.any(split) or lam.size + int(split.sum()) > MAX_FLOOR_ORDERS:
+                break
+            mid = np.sqrt(lo[split] * hi[split])
+            dm = np.asarray(v.rdp.floor(mid), dtype=float)
+            if dm.shape != mid.shape or np.any(np.isnan(dm)):
+                break
+            order = np.argsort(np.append(lam, mid), kind="stable")
+            lam = np.append(lam, mid)[order]
+            d = np.append(d, np.maximum(dm, 0.0))[order]
         fl = float(min(np.min(f), f_top))
         return fl * (1.0 - 1e-9) if math.isfinite(fl) and fl > 0.0 else None
 
