@@ -31,7 +31,7 @@ from .relations import REPLACE_ONE, adjacency_text
 from .results import Candidate, Result
 from .views import Ask, EpsilonAt, Outcome
 
-__all__ = ["bound_answer", "select", "applicable", "named_bound", "failure_reason",
+__all__ = ["bound_answer", "family_answer", "routes_of", "select", "applicable", "named_bound", "failure_reason",
            "bound_failure", "under", "NOT_ASKED"]
 
 
@@ -66,8 +66,24 @@ def bound_answer(b: Bound, proto, ask: Ask, rounds: int = 1, composition: str | 
     return o
 
 
+def routes_of(b: Bound, proto, rounds: int, views=None) -> list[str]:
+    """The routes ``b`` offers for ``rounds`` rounds of ``proto``: the registered composers
+    that accept its views (for a family of views, one member's: every member has the same
+    views), then any route of the bound's own."""
+    fam = (views or b.views(proto, rounds=rounds)).family
+    if fam is None:
+        return b.routes(rounds)
+    m = fam.probe()
+    parts = [(m, rounds)]
+    r = ([] if m is None else
+         [c.name for c in _composers.all_composers() if c.accepts(parts) is None])
+    r.extend(x for x in b.extra_routes(rounds) if x not in r)
+    return b.order_routes(r)
+
+
 def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
-    routes = b.routes(rounds)
+    views = b.views(proto, rounds=rounds)
+    routes = routes_of(b, proto, rounds, views)
     if composition is not None:
         if composition not in routes:
             raise NotApplicableError(
@@ -77,6 +93,7 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
     if not routes:
         raise NotApplicableError(f"bound {b.id!r} offers no route for rounds={rounds}")
     prune_ok = b.kind == "upper" and searching
+    fam = views.family
     outs, pruned, costly = [], {}, {}
     for r in routes:
         why = b.route_cost_reason(proto, rounds, r) if searching else None
@@ -84,15 +101,24 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             costly[r] = why
             continue
         target = _smallest_upper(outs, beat) if prune_ok else None
-        if target is not None and r in _composers.ids():
+        if target is not None and fam is None and r in _composers.ids():
             # a composer's floor speaks for its own answer over the bound's views
-            comp, parts = _composers.get(r), [(b.views(proto), rounds)]
+            comp, parts = _composers.get(r), [(views, rounds)]
             fl = _floor(comp, parts, ask, target) if comp.accepts(parts) is None else None
             if fl is not None:
                 pruned[r] = (fl, target)
                 continue
         try:
-            o = b.answer(proto, ask, rounds, r, beat=target)
+            if fam is not None and r in _composers.ids():
+                try:
+                    o = family_answer(_composers.get(r), fam, ask, rounds, beat=target,
+                                      floor_beat=target)
+                except NotApplicableError as exc:
+                    # this route found no usable member (the other routes may)
+                    costly[r] = str(exc)
+                    continue
+            else:
+                o = b.answer(proto, ask, rounds, r, beat=target)
         except _rdp.CannotBeatOrders as exc:
             pruned[r] = (exc.floor, exc.beat)
             continue
@@ -110,6 +136,76 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             for k, (f, t) in pruned.items()}
         best.details["routes_skipped"].update(costly)
     return best
+
+
+# ------------------------------------------------------------------------------------------
+# A family of views (one member per parameter): any composer composes a member
+# ------------------------------------------------------------------------------------------
+def _member_value(fam, comp, x: float, ask: Ask, rounds: int, beat=None):
+    """(T-round value at member x with its charge, the composer's Outcome or None).
+
+    ε question: the composer's ε at the δ the charge leaves (∞ when none is left or no
+    pair exists at x). δ question: the composer's δ plus the charge, capped at 1 (1 when no
+    pair exists). Kept in ``fam.cache``: a search and the routes after it reuse the points."""
+    key = (comp.name, ask, rounds, x)
+    hit = fam.cache.get(key)
+    if hit is not None:
+        return hit
+    solves_eps = isinstance(ask, EpsilonAt)
+    m = fam.member(x)
+    o = None
+    if m is None:
+        val = math.inf if solves_eps else 1.0
+    elif solves_eps:
+        left = fam.left(m, ask.delta, rounds)
+        if left <= 0:
+            val = math.inf
+        else:
+            o = comp.epsilon([(m, rounds)], left, beat=beat)
+            val = float(o.value)
+    else:
+        o = comp.delta([(m, rounds)], ask.epsilon)
+        val = float(o.value)
+        if m.charged:
+            val = min(1.0, val + m.charge(rounds))
+    fam.cache[key] = (val, o)
+    return val, o
+
+
+def family_answer(comp, fam, ask: Ask, rounds: int, *, beat: float | None = None,
+                  floor_beat: float | None = None) -> Outcome:
+    """``rounds`` rounds of a family of views (``views.FamilyView``) composed by ``comp``:
+    the member the family chooses for this composer, composed, its charge added; the value
+    rounded up (ε; δ capped at 1). Any member is valid, so the choice costs tightness only.
+    ``beat`` (ε questions) lets the composer stop where the chosen member cannot beat it;
+    ``floor_beat``: the composer's proven floor on the chosen member is asked first, and
+    ``CannotBeatOrders`` raised when it is at or above ``floor_beat``."""
+    def value(x, route=None):
+        c = comp if route is None else _composers.get(route)
+        return _member_value(fam, c, x, ask, rounds)[0]
+
+    x = fam.choose(ask, rounds, comp.name, value)
+    if floor_beat is not None and isinstance(ask, EpsilonAt) and \
+            (comp.name, ask, rounds, x) not in fam.cache:
+        m = fam.member(x)
+        if m is not None:
+            left = fam.left(m, ask.delta, rounds)
+            parts = [(m, rounds)]
+            if left > 0 and comp.accepts(parts) is None:
+                fl = _floor(comp, parts, EpsilonAt(left), floor_beat)
+                if fl is not None:
+                    raise _rdp.CannotBeatOrders(fl, floor_beat)
+    val, o = _member_value(fam, comp, x, ask, rounds,
+                           beat=beat if isinstance(ask, EpsilonAt) else None)
+    if isinstance(ask, EpsilonAt) and math.isinf(val) and fam.infinite_reason:
+        raise NotApplicableError(fam.infinite_reason)
+    det = dict(o.details) if o is not None else {}
+    det.update(fam.details(x))
+    if isinstance(ask, EpsilonAt):
+        val = float(round_up(val)) if math.isfinite(val) else math.inf
+    else:
+        val = float(min(1.0, round_up(val)))
+    return Outcome(val, "upper", comp.name, det)
 
 
 def _floor(composer, parts, ask, target) -> float | None:
@@ -288,7 +384,7 @@ def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
             if why:
                 skipped.append((b.id, why))
                 continue
-        if composition is not None and composition not in b.routes(rounds):
+        if composition is not None and composition not in routes_of(b, proto, rounds):
             if bound is not None:
                 bound_answer(b, proto, ask, rounds, composition)   # raises the explanation
             skipped.append((b.id, f"does not offer composition {composition!r}"))

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import math
 
+import functools
+
+from .. import composers as _composers
 from ..pairs import addremove as ar
+from ..pairs.adapter import views_of
 from ..pairs.trimmed import trimmed_addremove_pair
-from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
-from ._common import eps0_range, gaussian_reason, ldp_reason
-from ..numerics import golden, round_up
-from ..views import EpsilonAt
-from .base import Bound, Outcome, register
+from ._common import KOV15_OFF, eps0_range, gaussian_reason, ldp_reason, probe_member
+from ..numerics import golden
+from ..views import EpsilonAt, FamilyView
+from .base import Bound, register
 
 __all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove"]
 
@@ -104,16 +107,6 @@ class FMT20AddRemove(Bound):
 # ----------------------------------------------------------------------------------------
 # The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
 # ----------------------------------------------------------------------------------------
-def _pair_value(hp, rounds, ask):
-    """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
-    solves_eps = isinstance(ask, EpsilonAt)
-    if rounds == 1:
-        return ar.ar_epsilon(hp, ask.given) if solves_eps else ar.ar_delta(hp, ask.given)
-    logp, logq, tail = ar.ar_pld_atoms(hp)
-    fn = _comp.pld_epsilon if solves_eps else _comp.pld_delta
-    return fn(logp, logq, rounds, ask.given, extra_delta=float(tail), symmetric=False)
-
-
 @register
 class TrimmedCloneAddRemove(Bound):
     id = "trimmed-clone-addremove"
@@ -137,13 +130,55 @@ class TrimmedCloneAddRemove(Bound):
                 "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
                 "participants' shuffled reports and their number, not who took part")
 
-    def routes(self, rounds):
-        return ["none"] if rounds == 1 else ["pld"]
+    def preferred_route(self, rounds):
+        # One round: the pair's own δ(ε) is below its PLD discretisation.
+        return "none" if rounds == 1 else None
 
-    def _search(self, proto, ask, rounds):
-        from .. import gaussian_rdp as G
-        n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
-        N = max(min(n, ar.MAX_N) - 1, 1)
+    def route_cost_reason(self, proto, rounds, route):
+        if route == "kov15":
+            return KOV15_OFF
+        return super().route_cost_reason(proto, rounds, route)
+
+    def family(self, proto, rounds: int) -> FamilyView:
+        """One add/remove trimmed pair per ε0 (``addremove_family``)."""
+        return addremove_family(int(proto.n), float(proto.sampling.rate),
+                                float(proto.mechanism.sigma), self.SEARCH_ITERS)
+
+    def ledger_pld_atoms(self, proto, delta, rounds):
+        """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
+        bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
+        pair; the search only makes it tight). None when no ε0 gives a finite pair."""
+        fam = self.family(proto, int(rounds))
+        ask, route = EpsilonAt(float(delta)), ("none" if rounds == 1 else "pld")
+
+        def value(x, r=None):
+            m = fam.member(x)
+            if m is None:
+                return math.inf
+            return float(_composers.get(r or route).answer([(m, int(rounds))], ask).value)
+
+        x = fam.choose(ask, int(rounds), route, value)
+        hp = trimmed_addremove_pair(int(proto.n), float(proto.sampling.rate),
+                                    float(proto.mechanism.sigma), float(x))
+        return None if hp is None else ar.ar_pld_atoms(hp)
+
+
+@functools.lru_cache(maxsize=32)
+def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyView:
+    """The add/remove trimmed pairs of ``Shuffle(Gaussian(sigma), n, CheckIn(rate))``, one
+    per ε0 (no separate charge: the trimmed victim's mass is inside the pair, ``hp.bad``).
+
+    Which ε0 a composer gets: a golden search on that composer's own value (``iters``
+    steps over T rounds, 3× for one round; a δ question 4 more over T rounds and a second
+    search around the best ε0: enough that δ(ε(δ)) ≤ δ)."""
+    from .. import gaussian_rdp as G
+    N = max(min(n, ar.MAX_N) - 1, 1)
+
+    def member(x):
+        hp = trimmed_addremove_pair(n, rate, sigma, x)
+        return None if hp is None else views_of(hp, "upper")
+
+    def choose(ask, rounds, route, value):
         part = max(N * rate * rounds, 1.0)
         solves_eps = isinstance(ask, EpsilonAt)
         if solves_eps:
@@ -152,48 +187,27 @@ class TrimmedCloneAddRemove(Bound):
         else:
             # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
             lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
-
-        def f(e0):
-            hp = trimmed_addremove_pair(n, rate, sigma, e0)
-            if hp is None:
-                return math.inf if solves_eps else 1.0
-            v = _pair_value(hp, rounds, ask)
-            return float(v[0] if isinstance(v, tuple) else v)
-
-        # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
-        # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
-        iters = (self.SEARCH_ITERS + (0 if solves_eps else 4) if rounds > 1
-                 else 3 * self.SEARCH_ITERS)
-        r = golden(f, lo, hi, max_iter=iters)
+        k = iters + (0 if solves_eps else 4) if rounds > 1 else 3 * iters
+        r = golden(value, lo, hi, max_iter=k)
         val, e0 = r.fx, r.x
         if not solves_eps:
-            # The δ range is wide (its target is unknown): refine around the best ε0 found,
-            # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
-            w = (hi - lo) * 0.62 ** iters * 2.0
-            r2 = golden(f, max(lo, e0 - w), min(hi, e0 + w), max_iter=iters)
-            val2, e02 = r2.fx, r2.x
-            if val2 <= val:
-                val, e0 = val2, e02
-        hp = trimmed_addremove_pair(n, rate, sigma, e0)
-        det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
+            # The δ range is wide (its target is unknown): refine around the best ε0 found.
+            w = (hi - lo) * 0.62 ** k * 2.0
+            r2 = golden(value, max(lo, e0 - w), min(hi, e0 + w), max_iter=k)
+            if r2.fx <= val:
+                e0 = r2.x
+        return e0
+
+    def probe():
+        return probe_member(member, *eps0_range(N, sigma, 1e-3))
+
+    def details(x):
+        hp = trimmed_addremove_pair(n, rate, sigma, x)
+        det = {"eps0": x, "delta0": G.gaussian_delta(sigma, x),
                "victim_trimmed_mass": None if hp is None else hp.bad}
-        if proto.n > ar.MAX_N:
+        if n > ar.MAX_N:
             det["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer users "
-                            f"holds at n = {proto.n}")
-        return val, det
+                            f"holds at n = {n}")
+        return det
 
-    def ledger_pld_atoms(self, proto, delta, rounds):
-        """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
-        bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
-        pair; the search only makes it tight). None when no ε0 gives a finite pair."""
-        _, det = self._search(proto, EpsilonAt(float(delta)), int(rounds))
-        hp = trimmed_addremove_pair(int(proto.n), float(proto.sampling.rate),
-                          float(proto.mechanism.sigma), float(det["eps0"]))
-        return None if hp is None else ar.ar_pld_atoms(hp)
-
-    def answer(self, proto, ask, rounds, route, *, beat=None):
-        val, det = self._search(proto, ask, int(rounds))
-        if isinstance(ask, EpsilonAt):
-            return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
-                           route, det)
-        return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
+    return FamilyView(member, choose, probe, details)

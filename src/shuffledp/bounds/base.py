@@ -197,10 +197,16 @@ class Bound:
         parts = [(_CapabilityViews(self), rounds)]
         r = [c.name for c in _composers.all_composers() if c.accepts(parts) is None]
         r.extend(x for x in self.extra_routes(rounds) if x not in r)
-        return r
+        return self.order_routes(r)
 
     def extra_routes(self, rounds: int) -> list[str]:
         return []
+
+    def order_routes(self, routes: list[str]) -> list[str]:
+        """The order the default search tries the routes in (default: the registry's). Order
+        never changes the answer; a route that usually answers best, tried first, gives the
+        others a value to beat (their floors then skip them)."""
+        return routes
 
     def pure_epsilon(self, proto) -> float | None:
         """The single-round ε at δ = 0 when finite (the output is pure DP), else None.
