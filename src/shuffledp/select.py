@@ -68,14 +68,13 @@ def bound_answer(b: Bound, proto, ask: Ask, rounds: int = 1, composition: str | 
 
 def routes_of(b: Bound, proto, rounds: int, views=None) -> list[str]:
     """The routes ``b`` offers for ``rounds`` rounds of ``proto``: the registered composers
-    that accept its views (for a family of views, one member's: every member has the same
-    views), then any route of the bound's own."""
-    fam = (views or b.views(proto, rounds=rounds)).family
-    if fam is None:
-        return b.routes(rounds)
-    m = fam.probe()
-    parts = [(m, rounds)]
-    r = ([] if m is None else
+    that accept its views of one round (for a family of views, a member's: every member has
+    the same views), then the routes of the bound's own, in the order the bound says."""
+    views = views or b.views(proto, rounds=rounds)
+    fam = views.family
+    one = views if fam is None else fam.probe()
+    parts = [(one, rounds)]
+    r = ([] if one is None else
          [c.name for c in _composers.all_composers() if c.accepts(parts) is None])
     r.extend(x for x in b.extra_routes(rounds) if x not in r)
     return b.order_routes(r)
@@ -101,7 +100,8 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             costly[r] = why
             continue
         target = _smallest_upper(outs, beat) if prune_ok else None
-        if target is not None and fam is None and r in _composers.ids():
+        own = r not in _composers.ids()
+        if target is not None and fam is None and not own:
             # a composer's floor speaks for its own answer over the bound's views
             comp, parts = _composers.get(r), [(views, rounds)]
             fl = _floor(comp, parts, ask, target) if comp.accepts(parts) is None else None
@@ -109,7 +109,9 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
                 pruned[r] = (fl, target)
                 continue
         try:
-            if fam is not None and r in _composers.ids():
+            if own:
+                o = b.own_route(proto, ask, rounds, r)
+            elif fam is not None:
                 try:
                     o = family_answer(_composers.get(r), fam, ask, rounds, beat=target,
                                       floor_beat=target)
@@ -118,7 +120,9 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
                     costly[r] = str(exc)
                     continue
             else:
-                o = b.answer(proto, ask, rounds, r, beat=target)
+                o = _composers.get(r).answer([(views, rounds)], ask, beat=target)
+                o = Outcome(o.value, o.kind, o.composition, dict(o.details))
+                b.route_details(o.details, proto, ask, rounds, r, o.value)
         except _rdp.CannotBeatOrders as exc:
             pruned[r] = (exc.floor, exc.beat)
             continue

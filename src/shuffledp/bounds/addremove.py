@@ -91,11 +91,10 @@ class FMT20AddRemove(Bound):
         return self.pair(proto).pld_atoms()
 
     # Both directions composed (pld_symmetric False: adding ≠ removing).
-    _pld_route = Bound._pld_of_own_atoms
-
-    def routes(self, rounds):
-        r = super().routes(rounds)
-        return [x for x in r if x != "pld"] if rounds == 1 else r
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route == "pld":
+            return "one round: the pair's own delta(eps) is below any PLD discretisation of it"
+        return super().route_cost_reason(proto, rounds, route)
 
     def annotate(self, details, proto, rounds):
         if proto.n > ar.MAX_N:
@@ -130,11 +129,10 @@ class TrimmedCloneAddRemove(Bound):
                 "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
                 "participants' shuffled reports and their number, not who took part")
 
-    def preferred_route(self, rounds):
-        # One round: the pair's own δ(ε) is below its PLD discretisation.
-        return "none" if rounds == 1 else None
-
     def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
         if route == "kov15":
             return KOV15_OFF
         return super().route_cost_reason(proto, rounds, route)

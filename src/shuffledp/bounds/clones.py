@@ -235,20 +235,16 @@ class _PairBound(Bound):
         # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
         return self.pair(proto).pld_atoms()
 
-    def routes(self, rounds):
-        # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
-        # of the same pair, so those (costly) routes cannot win; drop them.
-        r = super().routes(rounds)
-        if rounds == 1:
-            # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
-            return [x for x in r if x != "rdp"]
-        # Base order (rdp, kov15, pld): below PAIR_RDP_MAX_N the RDP search is the cheap
-        # route and its value lets KOV15's floor check skip KOV15; above it only PLD runs.
-        return r
-
     def route_cost_reason(self, proto, rounds, route):
         # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);
         # a KOV15 split search needs ~30 single-round roots of ~40 pair sums each.
+        # Over T > 1 rounds the base order (rdp, kov15, pld) holds: below PAIR_RDP_MAX_N the
+        # RDP search is the cheap route and its value lets KOV15's floor check skip KOV15;
+        # above it only PLD runs.
+        if rounds == 1 and route == "rdp":
+            return "one round: the exact pair delta(eps) is below any RDP conversion of it"
+        # (PLD is kept at one round for n above PAIR_EXACT_MAX_N, where the exact root is
+        # too costly.)
         if rounds == 1 and route == "pld" and proto.n <= PAIR_EXACT_MAX_N:
             return "one round: the exact pair delta(eps) is below any PLD discretisation of it"
         if route == "none" and proto.n > PAIR_EXACT_MAX_N:

@@ -97,11 +97,11 @@ class _HiddenBound(Bound):
     def pld_atoms(self, proto):
         return self.hidden(proto).pld_atoms()
 
-    _pld_route = Bound._pld_of_own_atoms     # symmetric (pld_symmetric above)
-
-    def routes(self, rounds):
-        r = super().routes(rounds)
-        return [x for x in r if x not in ("rdp", "pld")] if rounds == 1 else r
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route in ("rdp", "pld"):
+            return ("one round: the hidden pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        return super().route_cost_reason(proto, rounds, route)
 
 
 @functools.lru_cache(maxsize=64)
@@ -262,10 +262,6 @@ class TrimmedCloneSampled(Bound):
         return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
                 "(eps0, delta0) curve is used); " + PARTICIPATION_NOTE)
 
-    def preferred_route(self, rounds):
-        # One round: the hidden pair's own δ(ε) is below any conversion of it.
-        return "none" if rounds == 1 else None
-
     def order_routes(self, routes):
         # PLD first: its value then bounds what the RDP route must beat, and where every
         # order's conversion term alone (its value with an RDP of 0) is above it — the
@@ -274,6 +270,9 @@ class TrimmedCloneSampled(Bound):
         return sorted(routes, key=lambda r: r != "pld")
 
     def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
         if route == "kov15":
             return KOV15_OFF
         return super().route_cost_reason(proto, rounds, route)

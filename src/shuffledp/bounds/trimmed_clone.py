@@ -171,11 +171,10 @@ class TrimmedClone(Bound):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
 
-    def preferred_route(self, rounds):
-        # One round: the exact pair's δ(ε) is below any conversion of the same pair.
-        return "none" if rounds == 1 else None
-
     def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
         if route == "kov15":
             return KOV15_OFF
         return super().route_cost_reason(proto, rounds, route)
