@@ -21,17 +21,24 @@ from __future__ import annotations
 import math
 import time
 
+from dataclasses import replace
+
+import numpy as np
+
 from . import composers as _composers
 from . import conversions as _rdp
+from . import deployment as _deployment
 from .bounds import all_bounds, get
 from .bounds.base import Bound, CannotBeat
 from .errors import NotApplicableError
 from .numerics import round_up
-from .relations import REPLACE_ONE, adjacency_text
-from .results import Candidate, Result
+from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
+from .relations import relation as _relation
+from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 from .views import Ask, EpsilonAt, Outcome
 
-__all__ = ["bound_answer", "family_answer", "routes_of", "select", "applicable", "named_bound", "failure_reason",
+__all__ = ["bound_answer", "family_answer", "routes_of", "select", "select_rdp",
+           "checked_relation", "applicable", "named_bound", "failure_reason",
            "bound_failure", "under", "NOT_ASKED"]
 
 
@@ -367,7 +374,14 @@ def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
     yes/no question "is the answer ≤ target?"): stop at the first bound that meets it, and
     skip bounds that provably cannot; the returned value is then ≤ target exactly when the
     full minimum is (``CannotBeat`` when every candidate provably stays above it).
-    ``relation`` must already be canonical and checked against the protocol."""
+    ``relation`` must already be canonical and checked against the protocol, except for a
+    deployment (``reports_per_user``, ``dummies`` or ``honest`` set): its reductions to
+    plain protocols (``shuffledp.deployment``) are the loop's outer candidates, each
+    reduction's protocol checked against ``relation`` in turn."""
+    if getattr(proto, "is_deployment", False):
+        return _select_reductions(proto, ask, rounds, bound=bound, composition=composition,
+                                  upper_only=upper_only, lower=lower, target=target,
+                                  relation=relation)
     if bound is not None:
         bounds, skipped = [named_bound(proto, bound, relation)], []
     else:
@@ -470,6 +484,178 @@ def _notes(bounds, rounds, composition) -> tuple:
     return ("the PLD route of the lower bounds was not tried: the optional package "
             "dp-accounting is not installed (pip install 'shuffledp[pld]'); with it, lower "
             "bounds over several rounds are often tighter",)
+
+
+def checked_relation(proto, relation) -> str:
+    """The canonical relation; add/remove with every user reporting is refused (no finite
+    guarantee: the count of reports reveals presence)."""
+    rel = _relation(relation)
+    if rel != REPLACE_ONE:
+        refuse_everyone_reports(proto)
+    return rel
+
+
+# ------------------------------------------------------------------------------------------
+# Deployments: the reductions to plain protocols are the loop's outer candidates
+# ------------------------------------------------------------------------------------------
+def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=None,
+                       upper_only=False, lower=True, target=None,
+                       relation=REPLACE_ONE) -> Result:
+    """A deployment: every valid reduction (``shuffledp.deployment.reductions``) answered by
+    the loop over its plain protocol, every candidate labelled '<reduction>/<bound>'; the
+    smallest valid upper bound among them is the answer. Each reduction's candidates are
+    all computed (what each reduction gives is shown, docs/deployments.md)."""
+    cands, skipped, notes, floors = [], [], [], []
+    skipped += [(r, w) for r, w in _deployment.refusals(proto)]
+    for red in _deployment.reductions(proto):
+        p, mult = red.protocol, red.multiplier
+        try:
+            r = select(p, ask, rounds * mult, bound=bound, composition=composition,
+                       upper_only=upper_only, lower=lower, target=target,
+                       relation=checked_relation(p, relation))
+        except CannotBeat as exc:
+            floors.append(exc.floor)
+            skipped.append((red.label, str(exc)))
+            continue
+        except NotApplicableError as exc:
+            skipped.append((red.label, str(exc)))
+            continue
+        for c in r.candidates:
+            if c.kind != "upper" and red.lower is None:
+                skipped.append((f"{red.label}/{c.bound}",
+                                f"a {c.kind} of {p.describe()} says nothing about the "
+                                f"deployment: reduction {red.label!r} is an upper bound only"))
+                continue
+            vf = c.valid_for if c.kind == "upper" else f"{c.valid_for} ({red.lower})"
+            cands.append(replace(c, bound=f"{red.label}/{c.bound}",
+                                 valid_for=_deployment.label_for(red, vf)))
+        skipped += [(f"{red.label}/{b}", w) for b, w in r.not_applicable]
+        notes += [n for n in r.notes if n not in notes]
+        notes.append(f"reduction {red.label!r}: {red.reason} -> {p.describe()}"
+                     + (f", {mult} rounds per deployment round" if mult != 1 else ""))
+    val = (lambda c: c.epsilon) if ask.solves == "epsilon" else (lambda c: c.delta)
+    ups = [c for c in cands if c.kind == "upper" and c.default]
+    if bound is not None:
+        ups = [c for c in cands if c.kind == "upper"] or cands
+    if not ups:
+        if target is not None and floors:
+            raise CannotBeat(min(floors), target)
+        head = (f"bound {bound!r} does not apply to any reduction of" if bound is not None
+                else "no valid upper bound applies to")
+        raise NotApplicableError(f"{head} {proto.describe()}: "
+                                 + "; ".join(f"{b}: {w}" for b, w in skipped))
+    ch = min(ups, key=val)
+    return Result(ask.solves, ch.epsilon, ch.delta, rounds, ch.bound, ch.kind, ch.valid_for,
+                  tuple(cands), tuple(skipped), proto, ch.composition, notes=tuple(notes),
+                  adjacency=adjacency_text(relation), relation=relation)
+
+
+# ------------------------------------------------------------------------------------------
+# RDP curves: the bounds' RDP views (the rdp composer's), pointwise best
+# ------------------------------------------------------------------------------------------
+def select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
+               relation=REPLACE_ONE) -> RdpCurve:
+    """``rounds`` rounds of ``proto`` at Rényi orders ``lam`` (validated, > 1): the named
+    bound's RDP view, or the pointwise minimum over the default upper bounds' RDP views
+    (the views the rdp composer composes); a deployment: the pointwise minimum over its
+    reductions. ``relation`` is checked here (for a deployment, against each reduction)."""
+    if getattr(proto, "is_deployment", False):
+        return _rdp_reductions(proto, lam, rounds, bound, relation)
+    relation = checked_relation(proto, relation)
+    adj = adjacency_text(relation)
+    if bound is not None:
+        b = named_bound(proto, bound, relation)
+        if not b.has_rdp:
+            raise NotApplicableError(f"bound {bound!r} has no RDP view"
+                                     + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
+                                                                          None) else ""))
+        top = b.max_order(proto)
+        if np.any(np.ceil(lam) > top):
+            raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
+                                     f"got {lam.max():g}")
+        try:
+            vals = rounds * b.rdp_curve(proto, lam)
+        except NotApplicableError:
+            raise
+        except Exception as exc:                        # noqa: BLE001
+            raise bound_failure(b, proto, exc, relation) from exc
+        return RdpCurve(lam, vals, b.id, b.kind,
+                        b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
+                        relation=relation)
+    ok, no = applicable(proto, relation)
+    ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
+    if not ups:
+        whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
+                                 + under(relation, whys + no))
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    skipped = {}
+    for b in ups:
+        vals = np.full(lam.shape, math.inf)
+        try:
+            top = b.max_order(proto)
+            mask = np.ceil(lam) <= top
+            if not np.any(mask):
+                skipped[b.id] = f"accepts orders up to {top} here"
+                continue
+            vals[mask] = b.rdp_curve(proto, lam[mask])
+        except Exception as exc:                        # noqa: BLE001 — the others answer
+            # never silent: the curve's details name the bound and why it did not answer
+            skipped[b.id] = str(bound_failure(b, proto, exc, relation)) if not isinstance(
+                exc, NotApplicableError) else str(exc)
+            continue
+        vals = np.where(np.isnan(vals), math.inf, vals)
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = b.id
+    used = [b for b in ups if b.id in set(who)]
+    if not used:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()} at orders "
+                                 f"{lam.tolist()}")
+    # The pointwise minimum holds only for the randomizers every contributing bound covers:
+    # label it with the narrowest class among them (never a broader one).
+    narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
+    det: dict[str, object] = {"bound_per_order": list(who)}
+    if skipped:
+        det["skipped"] = skipped
+    return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
+                    narrow.valid_for(proto), rounds, det, scope=narrow.scope, adjacency=adj,
+                    relation=relation)
+
+
+def _rdp_reductions(proto, lam, rounds, bound, relation) -> RdpCurve:
+    """A deployment's RDP curve: the pointwise minimum over its reductions (each
+    reduction's curve times its rounds multiplier)."""
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    curves, skipped = {}, dict(_deployment.refusals(proto))
+    for red in _deployment.reductions(proto):
+        try:
+            c = select_rdp(red.protocol, lam, rounds * red.multiplier, bound, relation)
+        except NotApplicableError as exc:
+            skipped[red.label] = str(exc)
+            continue
+        vals = np.asarray(c.values, dtype=float)
+        curves[red.label] = c
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = red.label
+    if not curves:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}: "
+                                 + "; ".join(f"{r}: {w}" for r, w in skipped.items()))
+    used = [curves[label] for label in dict.fromkeys(who) if label]
+    narrow = max(used, key=lambda c: SCOPE_RANK.get(c.scope, len(SCOPE_RANK)))
+    red_of = {red.label: red for red in _deployment.reductions(proto)}
+    det = {"reduction_per_order": list(who),
+           "bound_per_order": [f"{w}/{curves[w].bound}" for w in who],
+           "reductions": {lb: red_of[lb].reason for lb in curves}}
+    if skipped:
+        det["skipped"] = skipped
+    label = "+".join(dict.fromkeys(f"{w}/{curves[w].bound}" for w in who))
+    return RdpCurve(lam, best, label, "upper",
+                    _deployment.label_for(red_of[who[0]], narrow.valid_for), rounds, det,
+                    scope=narrow.scope, adjacency=narrow.adjacency, relation=relation)
 
 
 # ------------------------------------------------------------------------------------------
