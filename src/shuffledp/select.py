@@ -152,6 +152,10 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
 # ------------------------------------------------------------------------------------------
 # A family of views (one member per parameter): any composer composes a member
 # ------------------------------------------------------------------------------------------
+#: Composed values a family keeps at most (one question's searches use a few dozen).
+_FAMILY_CACHE_MAX = 4096
+
+
 def _member_value(fam, comp, x: float, ask: Ask, rounds: int, beat=None):
     """(T-round value at member x with its charge, the composer's Outcome or None).
 
@@ -179,6 +183,8 @@ def _member_value(fam, comp, x: float, ask: Ask, rounds: int, beat=None):
         val = float(o.value)
         if m.charged:
             val = min(1.0, val + m.charge(rounds))
+    if len(fam.cache) >= _FAMILY_CACHE_MAX:
+        fam.cache.clear()           # a long calibration: keep memory bounded
     fam.cache[key] = (val, o)
     return val, o
 

@@ -9,6 +9,9 @@ convolved. A view carries the kind of the bound that produced it (``upper`` / ``
 ``max_order``, ``delta_one``, ``epsilon_one``, ``eps_hi``, ``pure_epsilon``,
 ``pld_atoms``): a bound written in that style gets its views with no change. The
 existence of a view is the capability: ``views.rdp is None`` means "no RDP view".
+A bound whose pairs come in a family indexed by a parameter (the trimmed victim's ε0) gives
+a ``FamilyView`` instead (``views.family``): any composer composes the member the family
+chooses for it (``shuffledp.select.family_answer``).
 """
 
 from __future__ import annotations
