@@ -75,14 +75,17 @@ def eps0_range(n, sigma, budget):
     return lo, hi
 
 
-def probe_member(member, lo: float, hi: float):
+def probe_member(member, lo: float, hi: float, untrimmed):
     """A member of a family of pairs indexed by ε0 in [lo, hi] (the first of a few points
-    that has one), or None: what the composers are asked whether they accept."""
+    that has one): what the composers are asked whether they accept. Where none is
+    representable (tiny σ: e^−ε0 underflows where n·δ0 is small), ``untrimmed()``: the same
+    kind of pair at ε0 = 1 without the trimming, with the same views; it is only shown to
+    the composers, never composed (every member's value is then ∞, or δ = 1)."""
     for x in (hi, 0.5 * (lo + hi), lo + 0.1 * (hi - lo)):
         m = member(x)
         if m is not None:
             return m
-    return None
+    return untrimmed()
 
 
 #: Why the default search does not evaluate KOV15 over a trimmed family (asked by name it

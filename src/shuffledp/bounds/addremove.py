@@ -197,7 +197,8 @@ def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyVie
         return e0
 
     def probe():
-        return probe_member(member, *eps0_range(N, sigma, 1e-3))
+        return probe_member(member, *eps0_range(N, sigma, 1e-3),
+                            lambda: views_of(ar.addremove_pair(n, rate, 1.0, 0.0), "upper"))
 
     def details(x):
         hp = trimmed_addremove_pair(n, rate, sigma, x)

@@ -324,7 +324,11 @@ def sampled_family(n: int, sigma: float, rate, size) -> FamilyView:
         return golden(value, 0.0, hi, max_iter=30 if route == "none" else 10).x
 
     def probe():
-        return probe_member(member, *eps0_range(max(int(part), 1), sigma, 1e-3))
+        def untrimmed():
+            hp = sp.hidden_pair(n, math.exp(-1.0), log_odds=1.0, kappa=math.exp(-1.0),
+                                rate=None if size is not None else rate, size=size)
+            return views_of(hp, "upper", grid="sparse")
+        return probe_member(member, *eps0_range(max(int(part), 1), sigma, 1e-3), untrimmed)
 
     def details(x):
         d0 = G.gaussian_delta(sigma, x)

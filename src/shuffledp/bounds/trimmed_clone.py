@@ -26,7 +26,7 @@ from dataclasses import replace
 from .. import gaussian_rdp as G
 from .. import conversions as _rdp
 from ..pairs.adapter import views_of
-from ..pairs.clone import pair_rdp
+from ..pairs.clone import fmt20_pair, pair_rdp
 from ..pairs.trimmed import TrimmedPair, trimmed_pair
 from ..protocols import CheckIn
 from ..numerics import golden
@@ -103,7 +103,11 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
                       max_iter=12 if rounds == 1 else 8).x
 
     def probe():
-        return probe_member(lambda x: _member(n, sigma, x), *eps0_range(n, sigma, 1e-3))
+        def untrimmed():
+            tp = TrimmedPair(fmt20_pair(1.0, n), 1.0, n, 0.0)
+            return replace(views_of(tp, "upper"), rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse"))
+        return probe_member(lambda x: _member(n, sigma, x), *eps0_range(n, sigma, 1e-3),
+                            untrimmed)
 
     def details(x):
         return {"eps0": x, "delta0": G.gaussian_delta(sigma, x),
