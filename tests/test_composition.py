@@ -18,7 +18,7 @@ import pytest
 
 import oracle
 import shuffledp as sd
-from shuffledp.select import bound_answer
+from shuffledp.select import bound_answer, routes_of
 from shuffledp.views import DeltaAt, EpsilonAt
 from shuffledp import composition as comp
 from shuffledp.bounds.base import Bound
@@ -377,7 +377,7 @@ def test_pld_without_dp_accounting(monkeypatch):
     val, _ = comp.pld_delta(np.log(PAIR_P), np.log(PAIR_Q), 2, 0.5)
     assert 0.0 < val <= 1.0
     b = _PairBound()
-    assert "pld" in b.routes(3)
+    assert "pld" in routes_of(b, PROTO, 3)
     with pytest.raises(NotApplicableError, match="missing"):
         comp.pld_delta_lower(np.log(PAIR_P), np.log(PAIR_Q), 2, 0.5)
 
@@ -419,11 +419,12 @@ PROTO = sd.Shuffle(sd.LDP(1.0), n=10_000)
 @needs_pld
 def test_routes_offered():
     triv = sd.bounds.get("trivial")
-    assert "kov15" not in triv.routes(1) and "kov15" in triv.routes(2)
-    assert "kov15" not in sd.bounds.get("girgis-lower").routes(5)
-    assert _PairBound().routes(1) == ["none", "pld"]
-    assert _PairBound().routes(4) == ["kov15", "pld"]
-    assert _LowerPair().routes(4) == []        # composition theorems give upper bounds only
+    assert "kov15" not in routes_of(triv, PROTO, 1) and "kov15" in routes_of(triv, PROTO, 2)
+    assert "kov15" not in routes_of(sd.bounds.get("girgis-lower"), PROTO, 5)
+    assert routes_of(_PairBound(), PROTO, 1) == ["none", "pld"]
+    assert routes_of(_PairBound(), PROTO, 4) == ["kov15", "pld"]
+    # composition theorems give upper bounds only
+    assert routes_of(_LowerPair(), PROTO, 4) == []
 
 
 def test_trivial_kov15_beats_rdp_at_moderate_T():

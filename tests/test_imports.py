@@ -105,7 +105,7 @@ def test_the_graph_is_read():
     g = import_graph()
     assert len(g) >= 30
     assert "shuffledp.ledger" in g["shuffledp.ledger_io"]           # from .ledger import ...
-    assert "shuffledp.composers" in g["shuffledp.bounds.base"]      # from .. import composers
+    assert "shuffledp.conversions" in g["shuffledp.bounds.base"]    # from .. import conversions
     assert "shuffledp.calibrate" in g["shuffledp"]                  # from . import calibrate
     # a planted cycle is found
     g2 = {k: set(v) for k, v in g.items()}

@@ -370,7 +370,7 @@ def test_failing_bound_is_skipped_cleanly(monkeypatch):
     def boom(*a, **k):
         raise ValueError("b must be a real number in (0, 1]; got 0.0")
 
-    monkeypatch.setattr(type(b), "answer", boom)
+    monkeypatch.setattr(type(b), "rdp", boom)          # its only view fails
     r = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=100), delta=1e-6)
     why = dict(r.not_applicable)["girgis-ub1"]
     assert why.startswith("skipped:") and "b must" not in why

@@ -8,20 +8,16 @@ to be the default answer (reconstructed or unconfirmed formulas and estimates ne
 
 from __future__ import annotations
 
-import math
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _validate as v
 from . import composers as _composers
-from .errors import NotApplicableError
 from .protocols import Shuffle
-from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
-from .relations import relation as _relation
-from .results import SCOPE_RANK, RdpCurve, Result
-from .select import applicable, bound_failure, named_bound, select, under
+from .relations import REPLACE_ONE
+from .results import RdpCurve, Result
+from .select import applicable, checked_relation, select, select_rdp
 from .views import Ask, DeltaAt, EpsilonAt
 
 if TYPE_CHECKING:
@@ -50,24 +46,18 @@ def _check_common(rounds, composition):
 def check_relation(proto, relation) -> str:
     """The canonical relation; add/remove with every user reporting is refused (no finite
     guarantee: the count of reports reveals presence)."""
-    rel = _relation(relation)
-    if rel != REPLACE_ONE:
-        refuse_everyone_reports(proto)
-    return rel
+    return checked_relation(proto, relation)
 
 
 def ask_protocol(proto, ask: Ask, rounds, *, bound=None, composition=None,
                  upper_only=False, lower=True, target=None, relation=REPLACE_ONE) -> Result:
-    """``select`` after the protocol and relation checks (the public questions' common path)."""
+    """``select`` after the protocol and relation checks (the public questions' common path).
+    A deployment (k reports per user, dummies, colluders) goes to the same loop, which takes
+    its reductions to plain protocols as candidates and checks the relation against each
+    (shuffledp.deployment, docs/deployments.md)."""
     proto = _check_proto(proto)
-    if proto.is_deployment:
-        # k reports per user, dummies, colluders: the best over the reductions to plain
-        # protocols (shuffledp.deployment, docs/deployments.md).
-        from . import deployment
-        return deployment.ask(ask_protocol, proto, ask, rounds, bound=bound,
-                              composition=composition, upper_only=upper_only, lower=lower,
-                              target=target, relation=relation)
-    relation = check_relation(proto, relation)
+    if not proto.is_deployment:
+        relation = check_relation(proto, relation)
     return select(proto, ask, rounds, bound=bound, composition=composition,
                   upper_only=upper_only, lower=lower, target=target, relation=relation)
 
@@ -210,67 +200,4 @@ def rdp(proto: Shuffle, orders: ArrayLike, *, rounds: int = 1,
     proto = _check_proto(proto)
     lam = v.orders("orders", orders)
     rounds = v.integer("rounds", rounds, lo=1)
-    if proto.is_deployment:
-        from . import deployment        # the pointwise best over the reductions
-        return deployment.rdp(rdp, proto, lam, rounds, bound, relation)
-    relation = check_relation(proto, relation)
-    adj = adjacency_text(relation)
-    if bound is not None:
-        b = named_bound(proto, bound, relation)
-        if not b.has_rdp:
-            raise NotApplicableError(f"bound {bound!r} has no RDP view"
-                                     + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
-                                                                          None) else ""))
-        top = b.max_order(proto)
-        if np.any(np.ceil(lam) > top):
-            raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
-                                     f"got {lam.max():g}")
-        try:
-            vals = rounds * b.rdp_curve(proto, lam)
-        except NotApplicableError:
-            raise
-        except Exception as exc:                        # noqa: BLE001
-            raise bound_failure(b, proto, exc, relation) from exc
-        return RdpCurve(lam, vals, b.id, b.kind,
-                        b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
-                        relation=relation)
-    ok, no = applicable(proto, relation)
-    ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
-    if not ups:
-        whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
-        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
-                                 + under(relation, whys + no))
-    best = np.full(lam.shape, math.inf)
-    who = np.array([""] * lam.size, dtype=object)
-    skipped = {}
-    for b in ups:
-        vals = np.full(lam.shape, math.inf)
-        try:
-            top = b.max_order(proto)
-            mask = np.ceil(lam) <= top
-            if not np.any(mask):
-                skipped[b.id] = f"accepts orders up to {top} here"
-                continue
-            vals[mask] = b.rdp_curve(proto, lam[mask])
-        except Exception as exc:                        # noqa: BLE001 — the others answer
-            # never silent: the curve's details name the bound and why it did not answer
-            skipped[b.id] = str(bound_failure(b, proto, exc, relation)) if not isinstance(
-                exc, NotApplicableError) else str(exc)
-            continue
-        vals = np.where(np.isnan(vals), math.inf, vals)
-        better = vals < best
-        best = np.where(better, vals, best)
-        who[better] = b.id
-    used = [b for b in ups if b.id in set(who)]
-    if not used:
-        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()} at orders "
-                                 f"{lam.tolist()}")
-    # The pointwise minimum holds only for the randomizers every contributing bound covers:
-    # label it with the narrowest class among them (never a broader one).
-    narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
-    det: dict[str, object] = {"bound_per_order": list(who)}
-    if skipped:
-        det["skipped"] = skipped
-    return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
-                    narrow.valid_for(proto), rounds, det, scope=narrow.scope, adjacency=adj,
-                    relation=relation)
+    return select_rdp(proto, lam, rounds, bound, relation)

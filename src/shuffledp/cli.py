@@ -13,11 +13,13 @@ import sys
 import numpy as np
 
 from . import accountant
+from . import calibrate as _cal
+from ._progress import Progress
 from .mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from .protocols import CheckIn, Shuffle, WithoutReplacement
 from .spec import ENCODER_TYPES
 
-__all__ = ["main", "build_parser", "protocol_from_args", "json_output"]
+__all__ = ["main", "build_parser", "protocol_from_args", "json_output", "add_deployment_flags"]
 
 #: The neighbouring relation of every number the commands print (the ledger file's word).
 RELATION_ID = "replace-one"
@@ -432,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_COMPOSITION_HELP)
     _add_lower(p)
     _add_relation(p)
-    _add_deployment(p)
+    add_deployment_flags(p, "defaults")
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
                        formatter_class=fmt,
@@ -446,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_COMPOSITION_HELP)
     _add_lower(p)
     _add_relation(p)
-    _add_deployment(p)
+    add_deployment_flags(p, "defaults")
 
     p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
                        epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
@@ -454,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--orders", required=True,
                    help="comma-separated Renyi orders > 1, e.g. --orders 2,3,4.5")
     _add_relation(p)
-    _add_deployment(p)
+    add_deployment_flags(p, "defaults")
 
     p = sub.add_parser("bounds", help="list every bound with its kind, class and reference",
                        formatter_class=fmt,
@@ -473,24 +475,43 @@ def _add_lower(p):
                         "(slower; by default only the bounds that can be the answer)")
 
 
-def _add_deployment(p):
-    # Only on epsilon / delta / rdp, whose protocol_from_args reads them: a command that
-    # ignored them would answer another protocol without saying so.
-    p.add_argument("--reports-per-user", type=_int_like, default=1, metavar="K",
-                   help="each user sends K reports, all shuffled together (default 1), e.g. "
-                        "--reports-per-user 4 (docs/deployments.md)")
-    p.add_argument("--dummies", type=_int_like, default=0, metavar="D",
-                   help="D extra reports per round on public inputs fixed in advance, "
-                        "randomized where the adversary cannot see (default 0), e.g. "
-                        "--dummies 1000")
-    p.add_argument("--dummy-distribution", default=None, metavar="DIST",
-                   help="each dummy drawn from this public distribution over the outputs: "
-                        "uniform, blanket (the mechanism's blanket) or comma-separated "
-                        "probabilities, e.g. --dummy-distribution uniform (docs/dummies.md)")
-    p.add_argument("--honest", type=_int_like, default=None, metavar="H",
-                   help="only H of the n users are honest (the victim included); the others "
-                        "collude and their reports are known (default: all n), e.g. "
-                        "--honest 9e5")
+#: The deployment flags (docs/deployments.md), declared once: (flag, metavar, what it is,
+#: default when a command takes one value with defaults, example value).
+_DEPLOYMENT_FLAGS = (
+    ("--reports-per-user", "K", "each user sends K reports per round, all shuffled together "
+     "(docs/deployments.md)", 1, "4", "1,2,4"),
+    ("--dummies", "D", "D extra reports per round on public inputs fixed in advance, "
+     "randomized where the adversary cannot see", 0, "1000", "0,1000"),
+    ("--honest", "H", "only H of the n users are honest (the victim included); the others "
+     "collude and their reports are known", None, "9e5", "9e5,1e5"),
+)
+
+
+def add_deployment_flags(p, form: str, list_type=None) -> None:
+    """--reports-per-user, --dummies, --honest on parser ``p``. ``form``: "defaults" (one
+    value, defaults 1 / 0 / all n: the epsilon, delta and rdp commands, whose
+    protocol_from_args reads them), "given" (one value, None when not given: calibrate,
+    which refuses a flag its question cannot use) or "list" (comma lists parsed by
+    ``list_type``, None when not given: the sweep's axes)."""
+    if form not in ("defaults", "given", "list"):
+        raise ValueError(f"form must be 'defaults', 'given' or 'list'; got {form!r}")
+    for flag, var, what, default, one, many in _DEPLOYMENT_FLAGS:
+        if form == "list":
+            p.add_argument(flag, type=list_type, default=None, metavar=var + "S",
+                           help=f"{what}; comma-separated values, e.g. {flag} {many}")
+            continue
+        if form == "defaults":
+            shown = "all n" if default is None else default
+            p.add_argument(flag, type=_int_like, default=default, metavar=var,
+                           help=f"{what} (default {shown}), e.g. {flag} {one}")
+        else:
+            p.add_argument(flag, type=_int_like, default=None, metavar=var,
+                           help=f"{what}, e.g. {flag} {one}")
+    if form == "defaults":
+        p.add_argument("--dummy-distribution", default=None, metavar="DIST",
+                       help="each dummy drawn from this public distribution over the outputs: "
+                            "uniform, blanket (the mechanism's blanket) or comma-separated "
+                            "probabilities, e.g. --dummy-distribution uniform (docs/dummies.md)")
 
 
 def _add_relation(p):
@@ -503,19 +524,168 @@ def _add_relation(p):
 
 def _extra_commands(sub):
     """Sub-commands that live in their own modules (registered when those modules exist)."""
-    try:
-        from . import calibrate as _cal
-        _cal.add_cli(sub, _protocol_args, _num, _int_like, mechanism_from_spec=mechanism_from_spec,
-                     sampling_from_args=sampling_from_args, json_output=json_output)
-    except ImportError:
-        pass
+    _add_calibrate(sub)
     _add_compose_cli(sub, _protocol_args, _num, _int_like)
+    # The CLI's own helpers a command module needs beyond the common ones (passed in: the
+    # command modules sit beside the CLI and do not import it).
+    helpers = {"sweep": {"deployment_flags": add_deployment_flags}}
     for modname in ("report", "figures", "sweep", "example_files"):
         try:
             mod = __import__(f"shuffledp.{modname}", fromlist=["add_cli"])
         except ImportError:
             continue
-        mod.add_cli(sub, _protocol_args, _num, _int_like)
+        mod.add_cli(sub, _protocol_args, _num, _int_like, **helpers.get(modname, {}))
+
+
+# ------------------------------------------------------------------------------------------
+# calibrate
+# ------------------------------------------------------------------------------------------
+#: Flags each calibration question uses; any other flag given is an error (never ignored).
+_DEPLOY = {"reports_per_user", "dummies", "honest"}
+_USES = {
+    "eps0": {"n", "k", "mechanism", "checkin", "sample_size", "rounds"} | _DEPLOY,
+    "sigma": {"n", "checkin", "sample_size", "rounds"} | _DEPLOY,
+    "rounds": {"n", "eps0", "sigma", "noise_multiplier", "mechanism", "checkin",
+               "sample_size"} | _DEPLOY,
+    "users": {"eps0", "sigma", "noise_multiplier", "mechanism", "checkin", "sample_size",
+              "rounds", "reports_per_user", "dummies"},
+}
+_FLAG = {"n": "--n", "k": "--k", "mechanism": "--mechanism", "checkin": "--checkin",
+         "sample_size": "--sample-size", "rounds": "--rounds", "eps0": "--eps0",
+         "sigma": "--sigma", "noise_multiplier": "--noise-multiplier",
+         "reports_per_user": "--reports-per-user", "dummies": "--dummies",
+         "honest": "--honest"}
+
+_EPILOG = """examples:
+  shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6            # any eps0-LDP randomizer
+  shuffledp calibrate eps0 --n 10000 --epsilon 1 --delta 1e-6 --mechanism rr:3 --rounds 10
+  shuffledp calibrate sigma --n 60000 --epsilon 1 --delta 1e-5 --checkin 0.1 --rounds 100
+  shuffledp calibrate rounds --n 60000 --noise-multiplier 5 --checkin 0.1 --epsilon 3 --delta 1e-5
+  shuffledp calibrate rounds --n 10000 --eps0 1 --epsilon 1 --delta 1e-6
+  shuffledp calibrate users --eps0 1 --mechanism rr:2 --epsilon 0.1 --delta 1e-6
+
+The answer is always on the certified side (its epsilon <= the target). The runner-up line
+gives the parameter the next-best bound would allow on its own. Neighbours: replace-one
+unless --relation add_or_remove_one (which needs sampling, e.g. --checkin).
+Gaussian noise: calibrate sigma prints sigma per unit l2 diameter AND the noise multiplier
+(2 * sigma: N(0, z^2 C^2 I) on inputs clipped to l2 norm C, the Opacus / dp_accounting
+unit); rounds/users take either --sigma (per unit diameter) or --noise-multiplier."""
+
+
+def _check_flags(a) -> None:
+    used = _USES[a.what]
+    given = [k for k in _FLAG if getattr(a, k, None) is not None]
+    extra = [_FLAG[k] for k in given if k not in used]
+    if extra:
+        raise ValueError(f"calibrate {a.what} does not use {', '.join(extra)} "
+                         f"(it uses {', '.join(_FLAG[k] for k in _FLAG if k in used)}, "
+                         "--epsilon, --delta)")
+    if a.checkin is not None and a.sample_size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    for k in ("sigma", "noise_multiplier"):
+        if getattr(a, k) is not None and (a.mechanism is not None or a.eps0 is not None):
+            raise ValueError(f"{_FLAG[k]} selects the Gaussian mechanism; do not combine it "
+                             "with --mechanism or --eps0")
+    if a.sigma is not None and a.noise_multiplier is not None:
+        raise ValueError("use at most one of --sigma (per unit l2 diameter) and "
+                         "--noise-multiplier (= 2 * sigma)")
+
+
+def _add_calibrate(sub):
+    """`shuffledp calibrate eps0|sigma|rounds|users ...` (``shuffledp.calibrate`` answers)."""
+    num, int_like = _num, _int_like
+    p = sub.add_parser("calibrate", help="the parameter that meets a target (epsilon, delta)",
+                       description="Find the parameter that meets a target (epsilon, delta): "
+                                   "the largest eps0, smallest sigma, largest number of rounds "
+                                   "or smallest number of users.",
+                       epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["eps0", "sigma", "rounds", "users"],
+                   help="the parameter to calibrate")
+    p.add_argument("--epsilon", type=num, required=True, help="target epsilon, e.g. 1.0")
+    p.add_argument("--delta", type=num, required=True, help="target delta in (0, 1), e.g. 1e-6")
+    p.add_argument("--n", type=int_like, default=None,
+                   help="users per round (eps0, sigma, rounds), e.g. 10000")
+    p.add_argument("--eps0", type=num, default=None,
+                   help="local eps0 of the randomizer (rounds, users), e.g. 1.0")
+    p.add_argument("--k", type=int_like, default=None,
+                   help="eps0: calibrate k-ary randomized response (same as --mechanism rr:K)")
+    p.add_argument("--sigma", type=num, default=None,
+                   help="rounds/users: a Gaussian mechanism with this sigma per unit l2 "
+                        "diameter, e.g. 2.5")
+    p.add_argument("--noise-multiplier", type=num, default=None, metavar="Z",
+                   help="rounds/users: a Gaussian mechanism with this noise multiplier "
+                        "(N(0, Z^2 C^2 I) on inputs clipped to norm C; = --sigma Z/2), e.g. 5")
+    p.add_argument("--mechanism", default=None,
+                   help="eps0: the family calibrated: ldp (default), rr:K, oue:D, rappor:D, hr:D, "
+                        "olh:D; rounds/users: ldp, rr:K, oue:D, ..., matrix:FILE")
+    p.add_argument("--checkin", type=num, default=None, metavar="RATE",
+                   help="each user takes part in a round with this probability, e.g. 0.1")
+    p.add_argument("--sample-size", type=int_like, default=None, metavar="M",
+                   help="M users sampled without replacement per round, e.g. 1000")
+    p.add_argument("--rounds", type=int_like, default=None,
+                   help="number of rounds T (eps0, sigma, users; default 1), e.g. 10")
+    p.add_argument("--relation", default="replace_one",
+                   choices=("replace_one", "add_or_remove_one"),
+                   help="neighbouring relation of the target (default replace_one: one "
+                        "user's input replaced; add_or_remove_one: one user present or "
+                        "absent, as Opacus and dp_accounting state epsilon; needs sampling, "
+                        "e.g. --checkin)")
+    add_deployment_flags(p, "given")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def run(a):
+        _check_flags(a)
+        sampling = sampling_from_args(a)
+        T = 1 if a.rounds is None else a.rounds
+        if a.what in ("eps0", "sigma", "rounds") and a.n is None:
+            raise ValueError(f"--n is required for calibrate {a.what}")
+        bar = Progress(None, f"calibrate {a.what}", enabled=None if not a.json else False)
+        try:
+            return _run_cli(a, sampling, T, lambda: bar.update(1))  # one accountant evaluation
+        finally:
+            bar.close()
+
+    def _run_cli(a, sampling, T, step):
+        dep = {k: getattr(a, k) for k in ("reports_per_user", "dummies", "honest")
+               if getattr(a, k) is not None}
+        if a.what == "eps0":
+            k, fam = a.k, None
+            if a.mechanism is not None:
+                kind, _, arg = a.mechanism.partition(":")
+                kind = kind.strip().lower()
+                if kind == "ldp":
+                    mk = None
+                elif kind in ("rr", "krr"):
+                    mk = mechanism_from_spec(a.mechanism, 1.0).k
+                elif kind in ("gaussian", "gauss", "matrix"):
+                    raise ValueError("calibrate eps0: --mechanism must be a family with an eps0 "
+                                     "parameter (ldp, rr:K, oue:D, rappor:D, hr:D, olh:D); "
+                                     f"got {a.mechanism!r}")
+                else:
+                    mk, fam = None, mechanism_from_spec(a.mechanism, 1.0)
+                if k is not None and (fam is not None or mk != k):
+                    raise ValueError(f"--k {k} contradicts --mechanism {a.mechanism}")
+                k = mk
+            c = _cal.eps0(a.n, a.epsilon, a.delta, T, k=k, mechanism=fam, sampling=sampling,
+                     relation=a.relation, progress=step, **dep)
+        elif a.what == "sigma":
+            c = _cal.sigma(a.n, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
+                      progress=step, **dep)
+        else:
+            spec = (f"gaussian:{a.sigma!r}" if a.sigma is not None else
+                    f"gaussian-nm:{a.noise_multiplier!r}" if a.noise_multiplier is not None
+                    else (a.mechanism or "ldp"))
+            mech = mechanism_from_spec(spec, a.eps0)
+            if a.what == "rounds":
+                c = _cal.rounds(Shuffle(mech, a.n, sampling=sampling, **dep), a.epsilon, a.delta,
+                           relation=a.relation, progress=step)
+            else:
+                c = _cal.users(mech, a.epsilon, a.delta, T, sampling=sampling, relation=a.relation,
+                          progress=step, **dep)
+        print(json_output(a, c.to_dict(), c.protocol) if a.json else str(c))
+        return 0
+
+    p.set_defaults(func=run)
 
 
 def _add_compose_cli(sub, protocol_args, num, int_like):

@@ -51,7 +51,6 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 
 from .errors import NotApplicableError
 from .mechanisms import LDP, Gaussian
@@ -208,9 +207,11 @@ def _in_row_hull(mech, dist) -> bool:
     return in_row_hull(mech, dist)
 
 
-def _direct_dummies(proto: Shuffle, q, rounds, bound, relation):
+def direct_dummies(proto: Shuffle, q, rounds, bound, relation):
     """(the candidate of the direct blanket bound with dummies drawn from a public
-    distribution, or None; why it is not offered, or None). ``shuffledp.pairs.dummy_blanket``."""
+    distribution, or None; why it is not offered, or None). ``shuffledp.pairs.dummy_blanket``;
+    the selection loop offers it beside the reductions' candidates (``q``: the question,
+    an ``EpsilonAt`` / ``DeltaAt``)."""
     import time
     from . import gparv
     from .relations import relation as _relation
@@ -273,111 +274,15 @@ def refusals(proto: Shuffle) -> list[tuple[str, str]]:
     return plan(proto)[1] if proto.is_deployment else []
 
 
-def _tag(red: Reduction, text: str) -> str:
+def label_for(red: Reduction, text: str) -> str:
+    """``text`` (what an answer holds for) with the deployment and the reduction named."""
     return f"{text}; deployment: {red.valid_for} (reduction {red.label!r})"
 
 
 # ---------------------------------------------------------------------------------------
-# The accountant's entry points (called at the top of accountant.ask_protocol / accountant.rdp and
-# ledger.Accountant._ask for a protocol with a deployment field set).
+# The ledger's entry points (a one-protocol question and its RDP curve go through the
+# selection loop, shuffledp.select, which takes the reductions as its outer candidates).
 # ---------------------------------------------------------------------------------------
-def ask(plain_ask, proto: Shuffle, q, rounds, *, bound=None, composition=None,
-        upper_only=False, lower=True, target=None, relation="replace_one"):
-    """accountant.ask_protocol for a deployment: the best over its reductions, every candidate
-    labelled '<reduction>/<bound>'. ``plain_ask`` is accountant.ask_protocol (passed in: this module
-    sits below the accountant and the ledger and imports neither)."""
-    from .bounds.base import CannotBeat
-    from .results import Candidate, Result
-    reds = reductions(proto)
-    cands, skipped, notes, floors = [], [], [], []
-    skipped += [(r, w) for r, w in refusals(proto)]
-    composition_used = {}
-    for red in reds:
-        p, mult = red.protocol, red.multiplier
-        try:
-            r = plain_ask(p, q, rounds * mult, bound=bound, composition=composition,
-                          upper_only=upper_only, lower=lower, target=target, relation=relation)
-        except CannotBeat as exc:
-            floors.append(exc.floor)
-            skipped.append((red.label, str(exc)))
-            continue
-        except NotApplicableError as exc:
-            skipped.append((red.label, str(exc)))
-            continue
-        for c in r.candidates:
-            if c.kind != "upper" and red.lower is None:
-                skipped.append((f"{red.label}/{c.bound}",
-                                f"a {c.kind} of {p.describe()} says nothing about the "
-                                f"deployment: reduction {red.label!r} is an upper bound only"))
-                continue
-            vf = c.valid_for if c.kind == "upper" else f"{c.valid_for} ({red.lower})"
-            cands.append(replace(c, bound=f"{red.label}/{c.bound}", valid_for=_tag(red, vf)))
-            composition_used[cands[-1].bound] = c.composition
-        skipped += [(f"{red.label}/{b}", w) for b, w in r.not_applicable]
-        notes += [n for n in r.notes if n not in notes]
-        notes.append(f"reduction {red.label!r}: {red.reason} -> {p.describe()}"
-                     + (f", {mult} rounds per deployment round" if mult != 1 else ""))
-    direct, why = _direct_dummies(proto, q, rounds, bound, relation)
-    if direct is not None:
-        cands.append(direct)
-        notes.append("reduction 'dummies-blanket': one round of the blanket with each dummy a "
-                      "blanket draw with probability min_y nu(y)/omega(y) (docs/dummies.md)")
-    elif why is not None:
-        skipped.append(why)
-    val = (lambda c: c.epsilon) if q.solves == "epsilon" else (lambda c: c.delta)
-    ups = [c for c in cands if c.kind == "upper" and c.default]
-    if bound is not None:
-        ups = [c for c in cands if c.kind == "upper"] or cands
-    if not ups:
-        if target is not None and floors:
-            raise CannotBeat(min(floors), target)
-        head = (f"bound {bound!r} does not apply to any reduction of" if bound is not None
-                else "no valid upper bound applies to")
-        raise NotApplicableError(f"{head} {proto.describe()}: "
-                                 + "; ".join(f"{b}: {w}" for b, w in skipped))
-    ch = min(ups, key=val)
-    from .relations import adjacency_text
-    return Result(q.solves, ch.epsilon, ch.delta, rounds, ch.bound, ch.kind, ch.valid_for,
-                  tuple(cands), tuple(skipped), proto, ch.composition, notes=tuple(notes),
-                  adjacency=adjacency_text(relation), relation=relation)
-
-
-def rdp(plain_rdp, proto: Shuffle, lam, rounds, bound, relation):
-    """accountant.rdp for a deployment: the pointwise minimum over its reductions (each
-    reduction's RDP curve times its rounds multiplier); ``plain_rdp`` is accountant.rdp."""
-    from .results import SCOPE_RANK, RdpCurve
-    best = np.full(lam.shape, math.inf)
-    who = np.array([""] * lam.size, dtype=object)
-    curves, skipped = {}, dict(refusals(proto))
-    for red in reductions(proto):
-        try:
-            c = plain_rdp(red.protocol, lam, rounds=rounds * red.multiplier, bound=bound,
-                         relation=relation)
-        except NotApplicableError as exc:
-            skipped[red.label] = str(exc)
-            continue
-        vals = np.asarray(c.values, dtype=float)
-        curves[red.label] = c
-        better = vals < best
-        best = np.where(better, vals, best)
-        who[better] = red.label
-    if not curves:
-        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}: "
-                                 + "; ".join(f"{r}: {w}" for r, w in skipped.items()))
-    used = [curves[label] for label in dict.fromkeys(who) if label]
-    narrow = max(used, key=lambda c: SCOPE_RANK.get(c.scope, len(SCOPE_RANK)))
-    red_of = {red.label: red for red in reductions(proto)}
-    det = {"reduction_per_order": list(who),
-           "bound_per_order": [f"{w}/{curves[w].bound}" for w in who],
-           "reductions": {lb: red_of[lb].reason for lb in curves}}
-    if skipped:
-        det["skipped"] = skipped
-    label = "+".join(dict.fromkeys(f"{w}/{curves[w].bound}" for w in who))
-    return RdpCurve(lam, best, label, "upper",
-                    _tag(red_of[who[0]], narrow.valid_for), rounds, det, scope=narrow.scope,
-                    adjacency=narrow.adjacency, relation=relation)
-
-
 #: At most this many combinations of reductions are tried in one ledger (each entry's
 #: routes multiply).
 MAX_COMBINATIONS = 16
@@ -419,7 +324,7 @@ def ledger_ask(acc, q):
             # which reduction answered it and that the number is for the deployment.
             r = replace(r, entries=tuple(
                 en if red is None else replace(en, bound=f"{red.label}/{en.bound}",
-                                               valid_for=_tag(red, en.valid_for))
+                                               valid_for=label_for(red, en.valid_for))
                 for en, red in zip(r.entries, combo)))
             r = replace(r, valid_for=" AND ".join(dict.fromkeys(en.valid_for
                                                                 for en in r.entries)))
@@ -433,8 +338,9 @@ def ledger_ask(acc, q):
 
 def _best_reduction(plain_ask, proto: Shuffle, rounds: int, relation: str) -> Reduction:
     """The reduction whose answer at δ = 1e-6 is smallest (every reduction is valid; this
-    only picks the usually tightest one where a single plain protocol is needed)."""
-    r = ask(plain_ask, proto, EpsilonAt(1e-6), rounds, upper_only=True, relation=relation)
+    only picks the usually tightest one where a single plain protocol is needed);
+    ``plain_ask`` is accountant.ask_protocol (passed in: this module sits below it)."""
+    r = plain_ask(proto, EpsilonAt(1e-6), rounds, upper_only=True, relation=relation)
     label = r.bound.split("/")[0]
     return next(red for red in reductions(proto) if red.label == label)
 
@@ -462,4 +368,4 @@ def valid_for(proto: Shuffle, plain_valid_for) -> str:
     # the reductions: a pointwise minimum holds only for the narrowest class among them.
     vf, red = min(((plain_valid_for(red.protocol), red)
                    for red in reductions(proto)), key=lambda t: len(t[0]))
-    return _tag(red, vf)
+    return label_for(red, vf)

@@ -243,7 +243,7 @@ class _ShuffleEntryViews:
                 # epsilon_one); only that route, not every route the bound offers.
                 self._rank[b.id] = (float(bound_answer(b, proto, EpsilonAt(delta_ref), 1,
                                                        "none").value)
-                                    if b.has_dp and "none" in b.routes(1) else math.inf)
+                                    if b.has_dp else math.inf)
             except Exception:                           # noqa: BLE001 — ranking only
                 self._rank[b.id] = math.inf
         self.source = None

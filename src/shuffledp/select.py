@@ -21,17 +21,24 @@ from __future__ import annotations
 import math
 import time
 
+from dataclasses import replace
+
+import numpy as np
+
 from . import composers as _composers
 from . import conversions as _rdp
+from . import deployment as _deployment
 from .bounds import all_bounds, get
 from .bounds.base import Bound, CannotBeat
 from .errors import NotApplicableError
 from .numerics import round_up
-from .relations import REPLACE_ONE, adjacency_text
-from .results import Candidate, Result
+from .relations import REPLACE_ONE, adjacency_text, refuse_everyone_reports
+from .relations import relation as _relation
+from .results import SCOPE_RANK, Candidate, RdpCurve, Result
 from .views import Ask, EpsilonAt, Outcome
 
-__all__ = ["bound_answer", "select", "applicable", "named_bound", "failure_reason",
+__all__ = ["bound_answer", "family_answer", "routes_of", "select", "select_rdp",
+           "checked_relation", "applicable", "named_bound", "failure_reason",
            "bound_failure", "under", "NOT_ASKED"]
 
 
@@ -66,8 +73,23 @@ def bound_answer(b: Bound, proto, ask: Ask, rounds: int = 1, composition: str | 
     return o
 
 
+def routes_of(b: Bound, proto, rounds: int, views=None) -> list[str]:
+    """The routes ``b`` offers for ``rounds`` rounds of ``proto``: the registered composers
+    that accept its views of one round (for a family of views, a member's: every member has
+    the same views), then the routes of the bound's own, in the order the bound says."""
+    views = views or b.views(proto, rounds=rounds)
+    fam = views.family
+    one = views if fam is None else fam.probe()
+    parts = [(one, rounds)]
+    r = ([] if one is None else
+         [c.name for c in _composers.all_composers() if c.accepts(parts) is None])
+    r.extend(x for x in b.extra_routes(rounds) if x not in r)
+    return b.order_routes(r)
+
+
 def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
-    routes = b.routes(rounds)
+    views = b.views(proto, rounds=rounds)
+    routes = routes_of(b, proto, rounds, views)
     if composition is not None:
         if composition not in routes:
             raise NotApplicableError(
@@ -77,6 +99,7 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
     if not routes:
         raise NotApplicableError(f"bound {b.id!r} offers no route for rounds={rounds}")
     prune_ok = b.kind == "upper" and searching
+    fam = views.family
     outs, pruned, costly = [], {}, {}
     for r in routes:
         why = b.route_cost_reason(proto, rounds, r) if searching else None
@@ -84,15 +107,29 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             costly[r] = why
             continue
         target = _smallest_upper(outs, beat) if prune_ok else None
-        if target is not None and r in _composers.ids():
+        own = r not in _composers.ids()
+        if target is not None and fam is None and not own:
             # a composer's floor speaks for its own answer over the bound's views
-            comp, parts = _composers.get(r), [(b.views(proto), rounds)]
+            comp, parts = _composers.get(r), [(views, rounds)]
             fl = _floor(comp, parts, ask, target) if comp.accepts(parts) is None else None
             if fl is not None:
                 pruned[r] = (fl, target)
                 continue
         try:
-            o = b.answer(proto, ask, rounds, r, beat=target)
+            if own:
+                o = b.own_route(proto, ask, rounds, r)
+            elif fam is not None:
+                try:
+                    o = family_answer(_composers.get(r), fam, ask, rounds, beat=target,
+                                      floor_beat=target)
+                except NotApplicableError as exc:
+                    # this route found no usable member (the other routes may)
+                    costly[r] = str(exc)
+                    continue
+            else:
+                o = _composers.get(r).answer([(views, rounds)], ask, beat=target)
+                o = Outcome(o.value, o.kind, o.composition, dict(o.details))
+                b.route_details(o.details, proto, ask, rounds, r, o.value)
         except _rdp.CannotBeatOrders as exc:
             pruned[r] = (exc.floor, exc.beat)
             continue
@@ -110,6 +147,82 @@ def _run_routes(b, proto, ask, rounds, composition, beat, searching) -> Outcome:
             for k, (f, t) in pruned.items()}
         best.details["routes_skipped"].update(costly)
     return best
+
+
+# ------------------------------------------------------------------------------------------
+# A family of views (one member per parameter): any composer composes a member
+# ------------------------------------------------------------------------------------------
+#: Composed values a family keeps at most (one question's searches use a few dozen).
+_FAMILY_CACHE_MAX = 4096
+
+
+def _member_value(fam, comp, x: float, ask: Ask, rounds: int, beat=None):
+    """(T-round value at member x with its charge, the composer's Outcome or None).
+
+    ε question: the composer's ε at the δ the charge leaves (∞ when none is left or no
+    pair exists at x). δ question: the composer's δ plus the charge, capped at 1 (1 when no
+    pair exists). Kept in ``fam.cache``: a search and the routes after it reuse the points."""
+    key = (comp.name, ask, rounds, x)
+    hit = fam.cache.get(key)
+    if hit is not None:
+        return hit
+    solves_eps = isinstance(ask, EpsilonAt)
+    m = fam.member(x)
+    o = None
+    if m is None:
+        val = math.inf if solves_eps else 1.0
+    elif solves_eps:
+        left = fam.left(m, ask.delta, rounds)
+        if left <= 0:
+            val = math.inf
+        else:
+            o = comp.epsilon([(m, rounds)], left, beat=beat)
+            val = float(o.value)
+    else:
+        o = comp.delta([(m, rounds)], ask.epsilon)
+        val = float(o.value)
+        if m.charged:
+            val = min(1.0, val + m.charge(rounds))
+    if len(fam.cache) >= _FAMILY_CACHE_MAX:
+        fam.cache.clear()           # a long calibration: keep memory bounded
+    fam.cache[key] = (val, o)
+    return val, o
+
+
+def family_answer(comp, fam, ask: Ask, rounds: int, *, beat: float | None = None,
+                  floor_beat: float | None = None) -> Outcome:
+    """``rounds`` rounds of a family of views (``views.FamilyView``) composed by ``comp``:
+    the member the family chooses for this composer, composed, its charge added; the value
+    rounded up (ε; δ capped at 1). Any member is valid, so the choice costs tightness only.
+    ``beat`` (ε questions) lets the composer stop where the chosen member cannot beat it;
+    ``floor_beat``: the composer's proven floor on the chosen member is asked first, and
+    ``CannotBeatOrders`` raised when it is at or above ``floor_beat``."""
+    def value(x, route=None):
+        c = comp if route is None else _composers.get(route)
+        return _member_value(fam, c, x, ask, rounds)[0]
+
+    x = fam.choose(ask, rounds, comp.name, value)
+    if floor_beat is not None and isinstance(ask, EpsilonAt) and \
+            (comp.name, ask, rounds, x) not in fam.cache:
+        m = fam.member(x)
+        if m is not None:
+            left = fam.left(m, ask.delta, rounds)
+            parts = [(m, rounds)]
+            if left > 0 and comp.accepts(parts) is None:
+                fl = _floor(comp, parts, EpsilonAt(left), floor_beat)
+                if fl is not None:
+                    raise _rdp.CannotBeatOrders(fl, floor_beat)
+    val, o = _member_value(fam, comp, x, ask, rounds,
+                           beat=beat if isinstance(ask, EpsilonAt) else None)
+    if isinstance(ask, EpsilonAt) and math.isinf(val) and fam.infinite_reason:
+        raise NotApplicableError(fam.infinite_reason)
+    det = dict(o.details) if o is not None else {}
+    det.update(fam.details(x))
+    if isinstance(ask, EpsilonAt):
+        val = float(round_up(val)) if math.isfinite(val) else math.inf
+    else:
+        val = float(min(1.0, round_up(val)))
+    return Outcome(val, "upper", comp.name, det)
 
 
 def _floor(composer, parts, ask, target) -> float | None:
@@ -267,7 +380,14 @@ def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
     yes/no question "is the answer ≤ target?"): stop at the first bound that meets it, and
     skip bounds that provably cannot; the returned value is then ≤ target exactly when the
     full minimum is (``CannotBeat`` when every candidate provably stays above it).
-    ``relation`` must already be canonical and checked against the protocol."""
+    ``relation`` must already be canonical and checked against the protocol, except for a
+    deployment (``reports_per_user``, ``dummies`` or ``honest`` set): its reductions to
+    plain protocols (``shuffledp.deployment``) are the loop's outer candidates, each
+    reduction's protocol checked against ``relation`` in turn."""
+    if getattr(proto, "is_deployment", False):
+        return _select_reductions(proto, ask, rounds, bound=bound, composition=composition,
+                                  upper_only=upper_only, lower=lower, target=target,
+                                  relation=relation)
     if bound is not None:
         bounds, skipped = [named_bound(proto, bound, relation)], []
     else:
@@ -288,7 +408,7 @@ def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
             if why:
                 skipped.append((b.id, why))
                 continue
-        if composition is not None and composition not in b.routes(rounds):
+        if composition is not None and composition not in routes_of(b, proto, rounds):
             if bound is not None:
                 bound_answer(b, proto, ask, rounds, composition)   # raises the explanation
             skipped.append((b.id, f"does not offer composition {composition!r}"))
@@ -370,6 +490,185 @@ def _notes(bounds, rounds, composition) -> tuple:
     return ("the PLD route of the lower bounds was not tried: the optional package "
             "dp-accounting is not installed (pip install 'shuffledp[pld]'); with it, lower "
             "bounds over several rounds are often tighter",)
+
+
+def checked_relation(proto, relation) -> str:
+    """The canonical relation; add/remove with every user reporting is refused (no finite
+    guarantee: the count of reports reveals presence)."""
+    rel = _relation(relation)
+    if rel != REPLACE_ONE:
+        refuse_everyone_reports(proto)
+    return rel
+
+
+# ------------------------------------------------------------------------------------------
+# Deployments: the reductions to plain protocols are the loop's outer candidates
+# ------------------------------------------------------------------------------------------
+def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=None,
+                       upper_only=False, lower=True, target=None,
+                       relation=REPLACE_ONE) -> Result:
+    """A deployment: every valid reduction (``shuffledp.deployment.reductions``) answered by
+    the loop over its plain protocol, every candidate labelled '<reduction>/<bound>'; the
+    smallest valid upper bound among them is the answer. Each reduction's candidates are
+    all computed (what each reduction gives is shown, docs/deployments.md)."""
+    cands, skipped, notes, floors = [], [], [], []
+    skipped += [(r, w) for r, w in _deployment.refusals(proto)]
+    for red in _deployment.reductions(proto):
+        p, mult = red.protocol, red.multiplier
+        try:
+            r = select(p, ask, rounds * mult, bound=bound, composition=composition,
+                       upper_only=upper_only, lower=lower, target=target,
+                       relation=checked_relation(p, relation))
+        except CannotBeat as exc:
+            floors.append(exc.floor)
+            skipped.append((red.label, str(exc)))
+            continue
+        except NotApplicableError as exc:
+            skipped.append((red.label, str(exc)))
+            continue
+        for c in r.candidates:
+            if c.kind != "upper" and red.lower is None:
+                skipped.append((f"{red.label}/{c.bound}",
+                                f"a {c.kind} of {p.describe()} says nothing about the "
+                                f"deployment: reduction {red.label!r} is an upper bound only"))
+                continue
+            vf = c.valid_for if c.kind == "upper" else f"{c.valid_for} ({red.lower})"
+            cands.append(replace(c, bound=f"{red.label}/{c.bound}",
+                                 valid_for=_deployment.label_for(red, vf)))
+        skipped += [(f"{red.label}/{b}", w) for b, w in r.not_applicable]
+        notes += [n for n in r.notes if n not in notes]
+        notes.append(f"reduction {red.label!r}: {red.reason} -> {p.describe()}"
+                     + (f", {mult} rounds per deployment round" if mult != 1 else ""))
+    direct, why = _deployment.direct_dummies(proto, ask, rounds, bound, relation)
+    if direct is not None:
+        cands.append(direct)
+        notes.append("reduction 'dummies-blanket': one round of the blanket with each dummy a "
+                     "blanket draw with probability min_y nu(y)/omega(y) (docs/dummies.md)")
+    elif why is not None:
+        skipped.append(why)
+    val = (lambda c: c.epsilon) if ask.solves == "epsilon" else (lambda c: c.delta)
+    ups = [c for c in cands if c.kind == "upper" and c.default]
+    if bound is not None:
+        ups = [c for c in cands if c.kind == "upper"] or cands
+    if not ups:
+        if target is not None and floors:
+            raise CannotBeat(min(floors), target)
+        head = (f"bound {bound!r} does not apply to any reduction of" if bound is not None
+                else "no valid upper bound applies to")
+        raise NotApplicableError(f"{head} {proto.describe()}: "
+                                 + "; ".join(f"{b}: {w}" for b, w in skipped))
+    ch = min(ups, key=val)
+    return Result(ask.solves, ch.epsilon, ch.delta, rounds, ch.bound, ch.kind, ch.valid_for,
+                  tuple(cands), tuple(skipped), proto, ch.composition, notes=tuple(notes),
+                  adjacency=adjacency_text(relation), relation=relation)
+
+
+# ------------------------------------------------------------------------------------------
+# RDP curves: the bounds' RDP views (the rdp composer's), pointwise best
+# ------------------------------------------------------------------------------------------
+def select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
+               relation=REPLACE_ONE) -> RdpCurve:
+    """``rounds`` rounds of ``proto`` at Rényi orders ``lam`` (validated, > 1): the named
+    bound's RDP view, or the pointwise minimum over the default upper bounds' RDP views
+    (the views the rdp composer composes); a deployment: the pointwise minimum over its
+    reductions. ``relation`` is checked here (for a deployment, against each reduction)."""
+    if getattr(proto, "is_deployment", False):
+        return _rdp_reductions(proto, lam, rounds, bound, relation)
+    relation = checked_relation(proto, relation)
+    adj = adjacency_text(relation)
+    if bound is not None:
+        b = named_bound(proto, bound, relation)
+        if not b.has_rdp:
+            raise NotApplicableError(f"bound {bound!r} has no RDP view"
+                                     + (f": {b.no_rdp_reason}" if getattr(b, "no_rdp_reason",
+                                                                          None) else ""))
+        top = b.max_order(proto)
+        if np.any(np.ceil(lam) > top):
+            raise NotApplicableError(f"bound {bound!r} accepts orders up to {top} here; "
+                                     f"got {lam.max():g}")
+        try:
+            vals = rounds * b.rdp_curve(proto, lam)
+        except NotApplicableError:
+            raise
+        except Exception as exc:                        # noqa: BLE001
+            raise bound_failure(b, proto, exc, relation) from exc
+        return RdpCurve(lam, vals, b.id, b.kind,
+                        b.valid_for(proto), rounds, scope=b.scope, adjacency=adj,
+                        relation=relation)
+    ok, no = applicable(proto, relation)
+    ups = [b for b in ok if b.has_rdp and b.kind == "upper" and b.default]
+    if not ups:
+        whys = [(b.id, b.no_rdp_reason) for b in ok if getattr(b, "no_rdp_reason", None)]
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}"
+                                 + under(relation, whys + no))
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    skipped = {}
+    for b in ups:
+        vals = np.full(lam.shape, math.inf)
+        try:
+            top = b.max_order(proto)
+            mask = np.ceil(lam) <= top
+            if not np.any(mask):
+                skipped[b.id] = f"accepts orders up to {top} here"
+                continue
+            vals[mask] = b.rdp_curve(proto, lam[mask])
+        except Exception as exc:                        # noqa: BLE001 — the others answer
+            # never silent: the curve's details name the bound and why it did not answer
+            skipped[b.id] = str(bound_failure(b, proto, exc, relation)) if not isinstance(
+                exc, NotApplicableError) else str(exc)
+            continue
+        vals = np.where(np.isnan(vals), math.inf, vals)
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = b.id
+    used = [b for b in ups if b.id in set(who)]
+    if not used:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()} at orders "
+                                 f"{lam.tolist()}")
+    # The pointwise minimum holds only for the randomizers every contributing bound covers:
+    # label it with the narrowest class among them (never a broader one).
+    narrow = max(used, key=lambda b: SCOPE_RANK.get(b.scope, len(SCOPE_RANK)))
+    det: dict[str, object] = {"bound_per_order": list(who)}
+    if skipped:
+        det["skipped"] = skipped
+    return RdpCurve(lam, rounds * best, "min(" + ",".join(sorted(set(who))) + ")", "upper",
+                    narrow.valid_for(proto), rounds, det, scope=narrow.scope, adjacency=adj,
+                    relation=relation)
+
+
+def _rdp_reductions(proto, lam, rounds, bound, relation) -> RdpCurve:
+    """A deployment's RDP curve: the pointwise minimum over its reductions (each
+    reduction's curve times its rounds multiplier)."""
+    best = np.full(lam.shape, math.inf)
+    who = np.array([""] * lam.size, dtype=object)
+    curves, skipped = {}, dict(_deployment.refusals(proto))
+    for red in _deployment.reductions(proto):
+        try:
+            c = select_rdp(red.protocol, lam, rounds * red.multiplier, bound, relation)
+        except NotApplicableError as exc:
+            skipped[red.label] = str(exc)
+            continue
+        vals = np.asarray(c.values, dtype=float)
+        curves[red.label] = c
+        better = vals < best
+        best = np.where(better, vals, best)
+        who[better] = red.label
+    if not curves:
+        raise NotApplicableError(f"no RDP upper bound applies to {proto.describe()}: "
+                                 + "; ".join(f"{r}: {w}" for r, w in skipped.items()))
+    used = [curves[label] for label in dict.fromkeys(who) if label]
+    narrow = max(used, key=lambda c: SCOPE_RANK.get(c.scope, len(SCOPE_RANK)))
+    red_of = {red.label: red for red in _deployment.reductions(proto)}
+    det = {"reduction_per_order": list(who),
+           "bound_per_order": [f"{w}/{curves[w].bound}" for w in who],
+           "reductions": {lb: red_of[lb].reason for lb in curves}}
+    if skipped:
+        det["skipped"] = skipped
+    label = "+".join(dict.fromkeys(f"{w}/{curves[w].bound}" for w in who))
+    return RdpCurve(lam, best, label, "upper",
+                    _deployment.label_for(red_of[who[0]], narrow.valid_for), rounds, det,
+                    scope=narrow.scope, adjacency=narrow.adjacency, relation=relation)
 
 
 # ------------------------------------------------------------------------------------------

@@ -578,7 +578,9 @@ def _int(s):
     return int(float(s))
 
 
-def add_cli(sub, protocol_args, num, int_like):
+def add_cli(sub, protocol_args, num, int_like, *, deployment_flags):
+    """``shuffledp sweep``; ``deployment_flags`` is the CLI's declaration of the deployment
+    flags (``cli.add_deployment_flags``, passed in: this module does not import the CLI)."""
     import argparse
     from . import _cluster
     p = sub.add_parser(
@@ -644,14 +646,7 @@ def add_cli(sub, protocol_args, num, int_like):
     p.add_argument("--sample-size", type=_list(_int), default=None, metavar="SIZES",
                    help="sampling without replacement, comma-separated sizes, "
                         "e.g. --sample-size 1000,5000")
-    p.add_argument("--reports-per-user", type=_list(_int), default=None, metavar="KS",
-                   help="reports per user per round, all shuffled together "
-                        "(docs/deployments.md), e.g. --reports-per-user 1,2,4")
-    p.add_argument("--dummies", type=_list(_int), default=None, metavar="DS",
-                   help="dummy reports per round on public inputs, e.g. --dummies 0,1000")
-    p.add_argument("--honest", type=_list(_int), default=None, metavar="HS",
-                   help="honest users (the victim included; the others collude), "
-                        "e.g. --honest 9e5,1e5")
+    deployment_flags(p, "list", _list(_int))
     p.add_argument("--bound", default=None, help="only this bound, e.g. --bound fmt20")
     p.add_argument("--lower", action="store_true",
                    help="also compute lower bounds and estimates at every point (slower; "

@@ -9,6 +9,9 @@ convolved. A view carries the kind of the bound that produced it (``upper`` / ``
 ``max_order``, ``delta_one``, ``epsilon_one``, ``eps_hi``, ``pure_epsilon``,
 ``pld_atoms``): a bound written in that style gets its views with no change. The
 existence of a view is the capability: ``views.rdp is None`` means "no RDP view".
+A bound whose pairs come in a family indexed by a parameter (the trimmed victim's ε0) gives
+a ``FamilyView`` instead (``views.family``): any composer composes the member the family
+chooses for it (``shuffledp.select.family_answer``).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from typing import Callable, ClassVar, Optional, Union
 
 import numpy as np
 
-__all__ = ["Outcome", "RdpView", "DpView", "PldView", "BoundViews", "rr_pair_atoms",
-           "EpsilonAt", "DeltaAt", "Ask"]
+__all__ = ["Outcome", "RdpView", "DpView", "PldView", "FamilyView", "BoundViews",
+           "rr_pair_atoms", "EpsilonAt", "DeltaAt", "Ask"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,50 @@ class PldView:
     symmetric: bool = False
 
 
+def _left_after_charge(member, delta: float, rounds: int) -> float:
+    """The δ a T-round ε question leaves to the pair: δ − charge(T), the charge enlarged by
+    1e-12 relative (its own floating-point error must never be taken from the pair)."""
+    return delta - member.charge(rounds) * (1 + 1e-12)
+
+
+@dataclass(frozen=True)
+class FamilyView:
+    """A family of single-round views indexed by one real parameter x, every member valid.
+
+    The trimmed-victim bounds (docs/trimmed-clone.md) give one dominating pair per ε0 of
+    the (ε0, δ0)-LDP randomizer, each with its own per-round δ charge; any ε0 gives a valid
+    bound, the search only makes it tight. A composer composes one member; which member is
+    the bound's saying (``choose``), so every registered composer reaches the family.
+
+    * ``member(x)``: the views of one round at x (``pairs.adapter.PairViews``: rdp / dp /
+      pld views and ``charge(T)``), or None where no pair exists at x;
+    * ``choose(ask, rounds, route, value)``: the x to compose for ``route`` (a composer's
+      name); ``value(x, route=None)`` is the composed T-round value at x with the charge
+      included (``route`` None: the composer asked), so a search may rank x by any
+      composer's value or by a cheaper proxy of its own;
+    * ``probe()``: one member (its views' existence is what composers are asked about);
+    * ``left(member, delta, rounds)``: the δ a T-round ε question leaves to the pair
+      (default δ − charge(T)·(1 + 1e-12)); a δ question adds ``charge(T)`` (capped at 1);
+    * ``details(x)``: what to show with an answer at x (ε0, δ0, ...).
+
+    A bound gives its family for the rounds it will be composed over
+    (``Bound.family(proto, rounds)``): it may build the pairs for fewer users when T is
+    large (cost; more users only help, so fewer is valid).
+
+    ``cache`` holds composed values by (route, question, rounds, x): the routes of one
+    question share their searches' points (the selection loop, ``shuffledp.select``).
+    """
+
+    member: Callable[[float], object]
+    choose: Callable[..., float]
+    probe: Callable[[], object]
+    details: Callable[[float], dict]
+    left: Callable[[object, float, int], float] = _left_after_charge
+    #: Set: an infinite ε (no ε0 gives a usable pair) refuses the bound with this reason.
+    infinite_reason: Optional[str] = None
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+
 def rr_pair_atoms(eps: float):
     """Binary randomized response at ε: a dominating pair of every ε-DP mechanism
     (Kairouz, Oh, Viswanath 2015, arXiv:1311.0776, Thm 2.4 with δ = 0)."""
@@ -118,9 +165,10 @@ def rr_pair_atoms(eps: float):
 class BoundViews:
     """The views of one round of ``proto`` under ``bound`` (an adapter, computed lazily)."""
 
-    def __init__(self, bound, proto, *, derive_pld: bool = False):
+    def __init__(self, bound, proto, *, derive_pld: bool = False, rounds: int = 1):
         self.bound = bound
         self.proto = proto
+        self.rounds = rounds
         self.kind = bound.kind
         self.source = bound.id
         self._derive_pld = derive_pld
@@ -142,6 +190,11 @@ class BoundViews:
         return DpView(lambda d: b.epsilon_one(p, d), lambda e: b.delta_one(p, e),
                       lambda: b.eps_hi(p), lambda: b.pure_epsilon(p),
                       bool(b.cheap_epsilon_one))
+
+    @property
+    def family(self) -> Optional[FamilyView]:
+        b = self.bound
+        return b.family(self.proto, self.rounds) if hasattr(b, "family") else None
 
     @property
     def pld(self) -> Optional[PldView]:

@@ -23,18 +23,21 @@ from __future__ import annotations
 
 import math
 
+import functools
+
 import numpy as np
 
+from .. import composers as _composers
 from ..pairs import addremove as ar
 from ..pairs.addremove_blanket import AddRemoveBlanket, MAX_N as BLANKET_AR_MAX_N
+from ..pairs.adapter import views_of
 from ..pairs.trimmed import trimmed_addremove_pair
-from .. import composition as _comp
 from ..protocols import CheckIn
 from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
-from ._common import eps0_range, gaussian_reason, ldp_reason
-from ..numerics import golden, round_up
-from ..views import EpsilonAt
-from .base import Bound, Outcome, register
+from ._common import KOV15_OFF, eps0_range, gaussian_reason, ldp_reason, probe_member
+from ..numerics import golden
+from ..views import EpsilonAt, FamilyView
+from .base import Bound, register
 
 __all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "BlanketAddRemove"]
 
@@ -101,11 +104,10 @@ class FMT20AddRemove(Bound):
         return self.pair(proto).pld_atoms()
 
     # Both directions composed (pld_symmetric False: adding ≠ removing).
-    _pld_route = Bound._pld_of_own_atoms
-
-    def routes(self, rounds):
-        r = super().routes(rounds)
-        return [x for x in r if x != "pld"] if rounds == 1 else r
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route == "pld":
+            return "one round: the pair's own delta(eps) is below any PLD discretisation of it"
+        return super().route_cost_reason(proto, rounds, route)
 
     def annotate(self, details, proto, rounds):
         if proto.n > ar.MAX_N:
@@ -117,16 +119,6 @@ class FMT20AddRemove(Bound):
 # ----------------------------------------------------------------------------------------
 # The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
 # ----------------------------------------------------------------------------------------
-def _pair_value(hp, rounds, ask):
-    """One (ε or δ) value of ``rounds`` rounds of the pair: T = 1 directly, else PLD."""
-    solves_eps = isinstance(ask, EpsilonAt)
-    if rounds == 1:
-        return ar.ar_epsilon(hp, ask.given) if solves_eps else ar.ar_delta(hp, ask.given)
-    logp, logq, tail = ar.ar_pld_atoms(hp)
-    fn = _comp.pld_epsilon if solves_eps else _comp.pld_delta
-    return fn(logp, logq, rounds, ask.given, extra_delta=float(tail), symmetric=False)
-
-
 @register
 class TrimmedCloneAddRemove(Bound):
     id = "trimmed-clone-addremove"
@@ -150,13 +142,54 @@ class TrimmedCloneAddRemove(Bound):
                 "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
                 "participants' shuffled reports and their number, not who took part")
 
-    def routes(self, rounds):
-        return ["none"] if rounds == 1 else ["pld"]
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        if route == "kov15":
+            return KOV15_OFF
+        return super().route_cost_reason(proto, rounds, route)
 
-    def _search(self, proto, ask, rounds):
-        from .. import gaussian_rdp as G
-        n, rate, sigma = int(proto.n), float(proto.sampling.rate), float(proto.mechanism.sigma)
-        N = max(min(n, ar.MAX_N) - 1, 1)
+    def family(self, proto, rounds: int) -> FamilyView:
+        """One add/remove trimmed pair per ε0 (``addremove_family``)."""
+        return addremove_family(int(proto.n), float(proto.sampling.rate),
+                                float(proto.mechanism.sigma), self.SEARCH_ITERS)
+
+    def ledger_pld_atoms(self, proto, delta, rounds):
+        """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
+        bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
+        pair; the search only makes it tight). None when no ε0 gives a finite pair."""
+        fam = self.family(proto, int(rounds))
+        ask, route = EpsilonAt(float(delta)), ("none" if rounds == 1 else "pld")
+
+        def value(x, r=None):
+            m = fam.member(x)
+            if m is None:
+                return math.inf
+            return float(_composers.get(r or route).answer([(m, int(rounds))], ask).value)
+
+        x = fam.choose(ask, int(rounds), route, value)
+        hp = trimmed_addremove_pair(int(proto.n), float(proto.sampling.rate),
+                                    float(proto.mechanism.sigma), float(x))
+        return None if hp is None else ar.ar_pld_atoms(hp)
+
+
+@functools.lru_cache(maxsize=32)
+def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyView:
+    """The add/remove trimmed pairs of ``Shuffle(Gaussian(sigma), n, CheckIn(rate))``, one
+    per ε0 (no separate charge: the trimmed victim's mass is inside the pair, ``hp.bad``).
+
+    Which ε0 a composer gets: a golden search on that composer's own value (``iters``
+    steps over T rounds, 3× for one round; a δ question 4 more over T rounds and a second
+    search around the best ε0: enough that δ(ε(δ)) ≤ δ)."""
+    from .. import gaussian_rdp as G
+    N = max(min(n, ar.MAX_N) - 1, 1)
+
+    def member(x):
+        hp = trimmed_addremove_pair(n, rate, sigma, x)
+        return None if hp is None else views_of(hp, "upper")
+
+    def choose(ask, rounds, route, value):
         part = max(N * rate * rounds, 1.0)
         solves_eps = isinstance(ask, EpsilonAt)
         if solves_eps:
@@ -165,51 +198,31 @@ class TrimmedCloneAddRemove(Bound):
         else:
             # the δ target is unknown: from 0 up to a ⊤ mass of 1e-30
             lo, hi = 0.0, G.gaussian_eps_hi(sigma, 1e-30 / part)
-
-        def f(e0):
-            hp = trimmed_addremove_pair(n, rate, sigma, e0)
-            if hp is None:
-                return math.inf if solves_eps else 1.0
-            v = _pair_value(hp, rounds, ask)
-            return float(v[0] if isinstance(v, tuple) else v)
-
-        # One round is cheap: enough steps that the δ question's ε0 is as good as the ε
-        # question's (δ(ε(δ)) ≤ δ); over T rounds each step is a PLD composition.
-        iters = (self.SEARCH_ITERS + (0 if solves_eps else 4) if rounds > 1
-                 else 3 * self.SEARCH_ITERS)
-        r = golden(f, lo, hi, max_iter=iters)
+        k = iters + (0 if solves_eps else 4) if rounds > 1 else 3 * iters
+        r = golden(value, lo, hi, max_iter=k)
         val, e0 = r.fx, r.x
         if not solves_eps:
-            # The δ range is wide (its target is unknown): refine around the best ε0 found,
-            # so that the δ question's ε0 is as good as the ε question's (δ(ε(δ)) ≤ δ).
-            w = (hi - lo) * 0.62 ** iters * 2.0
-            r2 = golden(f, max(lo, e0 - w), min(hi, e0 + w), max_iter=iters)
-            val2, e02 = r2.fx, r2.x
-            if val2 <= val:
-                val, e0 = val2, e02
-        hp = trimmed_addremove_pair(n, rate, sigma, e0)
-        det = {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0),
+            # The δ range is wide (its target is unknown): refine around the best ε0 found.
+            w = (hi - lo) * 0.62 ** k * 2.0
+            r2 = golden(value, max(lo, e0 - w), min(hi, e0 + w), max_iter=k)
+            if r2.fx <= val:
+                e0 = r2.x
+        return e0
+
+    def probe():
+        return probe_member(member, *eps0_range(N, sigma, 1e-3),
+                            lambda: views_of(ar.addremove_pair(n, rate, 1.0, 0.0), "upper"))
+
+    def details(x):
+        hp = trimmed_addremove_pair(n, rate, sigma, x)
+        det = {"eps0": x, "delta0": G.gaussian_delta(sigma, x),
                "victim_trimmed_mass": None if hp is None else hp.bad}
-        if proto.n > ar.MAX_N:
+        if n > ar.MAX_N:
             det["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer users "
-                            f"holds at n = {proto.n}")
-        return val, det
+                            f"holds at n = {n}")
+        return det
 
-    def ledger_pld_atoms(self, proto, delta, rounds):
-        """A dominating pair of one round for a mixed ledger: the trimmed pair at the ε0 this
-        bound's own search picks for ``rounds`` rounds at ``delta`` (every ε0 gives a valid
-        pair; the search only makes it tight). None when no ε0 gives a finite pair."""
-        _, det = self._search(proto, EpsilonAt(float(delta)), int(rounds))
-        hp = trimmed_addremove_pair(int(proto.n), float(proto.sampling.rate),
-                          float(proto.mechanism.sigma), float(det["eps0"]))
-        return None if hp is None else ar.ar_pld_atoms(hp)
-
-    def answer(self, proto, ask, rounds, route, *, beat=None):
-        val, det = self._search(proto, ask, int(rounds))
-        if isinstance(ask, EpsilonAt):
-            return Outcome(float(round_up(val)) if math.isfinite(val) else math.inf, "upper",
-                           route, det)
-        return Outcome(float(min(1.0, round_up(val))), "upper", route, det)
+    return FamilyView(member, choose, probe, details)
 
 
 # ----------------------------------------------------------------------------------------
@@ -297,15 +310,18 @@ class BlanketAddRemove(Bound):
     def pld_atoms(self, proto):
         return self.pair(proto).pld_atoms()
 
-    # Both directions composed (pld_symmetric False: adding ≠ removing).
-    _pld_route = Bound._pld_of_own_atoms
+    # Both directions composed by the PLD composer (pld_symmetric False: adding ≠ removing).
 
-    def routes(self, rounds):
+    def route_cost_reason(self, proto, rounds, route):
         # One round: the certified curve itself. Over rounds: the PLD of the curve's hull
         # pair (near-exact composition of a pair that dominates every victim input); KOV15
         # from one (ε, δ) point of the same curve is never below it and costs a certified
-        # i.i.d. sum per probe (~40 s at n = 1e5), so it is not offered.
-        return ["none"] if rounds == 1 else ["pld"]
+        # i.i.d. sum per probe (~40 s at n = 1e5), so it is not run.
+        if route == "kov15":
+            return ("not evaluated: KOV15 from one (eps, delta) point of this curve is never "
+                    "below the PLD of its hull pair and costs a certified i.i.d. sum per probe "
+                    "(~40 s at n = 1e5); ask composition='kov15' to run it")
+        return super().route_cost_reason(proto, rounds, route)
 
     def preferred_route(self, rounds):
         return "none" if rounds == 1 else "pld"

@@ -8,17 +8,19 @@ this protocol, and if not, why?" (``check``) and offers one or more *views*:
 
 * a dominating pair: ``pld_atoms(proto) -> (logp, logq, tail_mass)`` (optional method).
 
+* a family of pairs indexed by ε0 (trimmed victims): ``family(proto, rounds)`` returning a
+  ``shuffledp.views.FamilyView`` (optional method).
+
 ``views(proto)`` wraps those methods as the views of ``shuffledp.views`` (the adapter: a
 bound written against the methods above needs nothing more). How T rounds combine is not
-decided here: ``routes(rounds)`` lists the registered composers (``shuffledp.composers``)
-that accept the bound's views, plus any route of the bound's own (``extra_routes``), and
-``answer(proto, ask, rounds, route)`` gives one route's value. Which routes run, what they
-must beat and which bound is the answer is decided by the one selection loop
-(``shuffledp.select``); a bound only *says* things to it: ``preferred_route``,
-``proven_floor``, ``route_cost_reason``, ``dominated_by``, ``annotate``. Composition
-theorems give upper bounds only: lower and estimate bounds never get ``"kov15"``, and
-``"pld"`` only when ``pld_is_instance`` says its ``pld_atoms`` are one instance's output
-pair.
+decided here: the one selection loop (``shuffledp.select``) asks every registered composer
+(``shuffledp.composers``) whether it accepts the bound's views, runs the routes, and picks
+the answer. A bound only *says* things to it: ``preferred_route``, ``order_routes``,
+``proven_floor``, ``route_cost_reason``, ``route_details``, ``dominated_by``,
+``annotate``, and routes of its own (``extra_routes`` answered by ``own_route``).
+Composition theorems give upper bounds only: the composers refuse lower and estimate views
+(the PLD composer takes a lower bound's ``pld_atoms`` only when ``pld_is_instance`` says
+they are one instance's output pair).
 
 Kinds: ``upper`` is a guarantee, rounded up; ``lower`` is what
 some dataset/randomizer provably leaks; ``estimate`` is neither. A converted RDP *lower*
@@ -33,10 +35,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import composers as _composers
-from .. import composition as _comp
 from .. import conversions as _rdp
-from ..views import Ask, DpView, EpsilonAt, Outcome, PldView, RdpView
+from ..views import Ask, Outcome
 from ..errors import NotApplicableError
 from ..numerics import bisect_certified
 
@@ -191,16 +191,24 @@ class Bound:
         from ..views import BoundViews
         return BoundViews(self, proto, **kw)
 
-    def routes(self, rounds: int) -> list[str]:
-        """Composition routes this bound offers for ``rounds`` rounds: every registered
-        composer that accepts its views (``shuffledp.composers``), then ``extra_routes``."""
-        parts = [(_CapabilityViews(self), rounds)]
-        r = [c.name for c in _composers.all_composers() if c.accepts(parts) is None]
-        r.extend(x for x in self.extra_routes(rounds) if x not in r)
-        return r
-
     def extra_routes(self, rounds: int) -> list[str]:
+        """Routes of the bound's own beside the composers (answered by ``own_route``)."""
         return []
+
+    def own_route(self, proto, ask: Ask, rounds: int, route: str) -> Outcome:
+        """One of ``extra_routes``: the raw value, before rounding."""
+        raise NotImplementedError(f"bound {self.id!r} has no route {route!r} of its own")
+
+    def route_details(self, details: dict, proto, ask: Ask, rounds: int, route: str,
+                      value: float) -> None:
+        """Add what a route's outcome should show beside the composer's own details (e.g.
+        the engine's certified error); ``value`` is the route's raw value."""
+
+    def order_routes(self, routes: list[str]) -> list[str]:
+        """The order the default search tries the routes in (default: the registry's). Order
+        never changes the answer; a route that usually answers best, tried first, gives the
+        others a value to beat (their floors then skip them)."""
+        return routes
 
     def pure_epsilon(self, proto) -> float | None:
         """The single-round ε at δ = 0 when finite (the output is pure DP), else None.
@@ -228,40 +236,6 @@ class Bound:
         if self.rdp_expensive:
             return "sparse"
         return "dense" if self.kind == "upper" else "coarse"
-
-    def _own_pld(self, route: str) -> bool:
-        # A bound that overrides ``_pld_route`` (its own loss grid sized to the composed
-        # range, extra details) answers a one-entry PLD question itself; in a mixed ledger
-        # the pld composer uses the same ``pld_atoms`` on the ledger's common grid.
-        return route == "pld" and type(self)._pld_route is not Bound._pld_route
-
-    def answer(self, proto, ask: Ask, rounds: int, route: str, *,
-               beat: float | None = None) -> Outcome:
-        """``rounds`` rounds of ``proto`` answered by one route (a composer's name, or a
-        route of the bound's own): the raw value, before rounding.
-
-        ``beat``: the value the answer must beat to matter (the selection loop's best so
-        far); a composer may stop early with ``CannotBeatOrders`` where it provably cannot.
-        Default: the registered composer over this bound's views, or ``_pld_route`` for a
-        bound that composes its own pair."""
-        if self._own_pld(route):
-            return self._pld_route(proto, rounds, ask)
-        return _composers.get(route).answer([(self.views(proto), rounds)], ask, beat=beat)
-
-    # Kept for bounds written against the earlier route methods (same behaviour, now
-    # through the composers).
-    def _pld_route(self, proto, rounds, ask: Ask):
-        return _composers.get("pld").answer([(self.views(proto), rounds)], ask)
-
-    def _pld_of_own_atoms(self, proto, rounds, ask: Ask):
-        """``rounds`` rounds of this bound's ``pld_atoms`` by ``composition.pld_epsilon`` /
-        ``pld_delta`` (its tail at infinite loss; both directions unless ``pld_symmetric``):
-        the ``_pld_route`` of bounds that compose their own dominating pair directly."""
-        logp, logq, tail = self.pld_atoms(proto)
-        fn = _comp.pld_epsilon if isinstance(ask, EpsilonAt) else _comp.pld_delta
-        val, det = fn(logp, logq, rounds, ask.given, extra_delta=float(tail),
-                      symmetric=self.pld_symmetric)
-        return Outcome(float(val), "upper", "pld", det)
 
     def preferred_route(self, rounds: int) -> str | None:
         """The one route the default search uses for ``rounds`` rounds, when the bound knows
@@ -339,16 +313,3 @@ def get(bound_id: str) -> Bound:
         return _REGISTRY[bound_id]
     except KeyError:
         raise ValueError(f"bound must be one of {', '.join(_REGISTRY)}; got {bound_id!r}") from None
-
-
-class _CapabilityViews:
-    """Which views a bound has, without a protocol: what ``routes`` asks composers about."""
-
-    def __init__(self, bound):
-        self.kind = bound.kind
-        self.source = bound.id
-        _none = lambda *a: None  # noqa: E731  (never called: capability only)
-        self.rdp = RdpView(_none, 0) if bound.has_rdp else None
-        self.dp = DpView(_none, _none, _none, _none) if bound.has_dp else None
-        self.pld = (PldView(atoms=_none, is_instance=bool(bound.pld_is_instance))
-                    if hasattr(bound, "pld_atoms") else None)

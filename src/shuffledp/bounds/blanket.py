@@ -26,14 +26,13 @@ import math
 
 import numpy as np
 
-from .. import composition as _comp
 from ..mechanisms import LDP, RandomizedResponse, Randomizer
 from .. import gparv
 from ..pairs.blanket import BlanketPair, blanket_delta, blanket_epsilon, blanket_pairs, fdp_pair
 from ..protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
 from ..views import EpsilonAt
-from .base import Bound, Outcome, register
+from .base import Bound, register
 
 __all__ = ["Blanket"]
 
@@ -131,38 +130,31 @@ class Blanket(Bound):
         return BlanketPair.of(proto).max_order()
 
     # ----- routes ------------------------------------------------------------------------
-    def routes(self, rounds):
+    def order_routes(self, routes):
         # Every composer that accepts the views, PLD first: its value (usually the best)
         # is then what the RDP and KOV15 routes must beat, and their floors skip them.
-        r = super().routes(rounds)
-        return sorted(r, key=lambda x: (x != "none", x != "pld"))
+        return sorted(routes, key=lambda x: (x != "none", x != "pld"))
 
     def preferred_route(self, rounds):
         # One round: the certified δ(ε) is below any conversion of the same pair.
         return "none" if rounds == 1 else None
 
-    def _pld_route(self, proto, rounds, ask):
-        g, _, _, grid = fdp_pair(proto)
-        lp, lq, dropped = self.pld_atoms(proto)
-        solves_eps = isinstance(ask, EpsilonAt)
-        fn = _comp.pld_epsilon if solves_eps else _comp.pld_delta
-        val, det = fn(lp, lq, rounds, ask.given, dropped)
-        det = dict(det)
-        det["fdp_points"] = int(grid.size)
-        det["fdp_vertices"] = int(g.size)
-        if solves_eps and math.isfinite(val):
-            # the interpolation's own error: the ε-spacing of the curve around the answer
-            per = val / rounds
-            i = int(np.searchsorted(grid, per))
-            lo_i, hi_i = max(i - 1, 0), min(i, grid.size - 1)
-            det["fdp_grid_spacing_at_answer"] = float(grid[hi_i] - grid[lo_i])
-        return Outcome(float(val), "upper", "pld", det)
-
-    def answer(self, proto, ask, rounds, route, *, beat=None):
+    def route_details(self, details, proto, ask, rounds, route, value):
+        # What the engine certifies beside the value: the victim pair and its error (one
+        # round), the f-DP grid the PLD's atoms come from and its spacing at the answer.
         if route == "none":
             if isinstance(ask, EpsilonAt):
-                e, det = blanket_epsilon(proto, float(ask.delta))
-                return Outcome(e, "upper", "none", det)
-            d, det = blanket_delta(proto, float(ask.epsilon))
-            return Outcome(d, "upper", "none", det)
-        return super().answer(proto, ask, rounds, route, beat=beat)
+                _, det = blanket_epsilon(proto, float(ask.delta))
+            else:
+                _, det = blanket_delta(proto, float(ask.epsilon))
+            details.update(det)
+        elif route == "pld":
+            g, _, _, grid = fdp_pair(proto)
+            details["fdp_points"] = int(grid.size)
+            details["fdp_vertices"] = int(g.size)
+            if isinstance(ask, EpsilonAt) and math.isfinite(value):
+                # the interpolation's own error: the ε-spacing of the curve around the answer
+                per = value / rounds
+                i = int(np.searchsorted(grid, per))
+                lo_i, hi_i = max(i - 1, 0), min(i, grid.size - 1)
+                details["fdp_grid_spacing_at_answer"] = float(grid[hi_i] - grid[lo_i])

@@ -256,18 +256,19 @@ class _PairBound(Bound):
         # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
         return self.pair(proto).pld_atoms()
 
-    def routes(self, rounds):
-        # One round: the exact pair δ(ε) is below any RDP conversion or PLD discretisation
-        # of the same pair, so those (costly) routes cannot win; drop them.
-        r = super().routes(rounds)
-        if rounds == 1:
-            # (PLD is kept for n above PAIR_EXACT_MAX_N, where the exact root is too costly.)
-            return [x for x in r if x != "rdp"]
-        return pld_first_kov15_last(r)
+    def order_routes(self, routes):
+        # PLD first, KOV15 last: their floors then meet PLD's value (_common.py).
+        return pld_first_kov15_last(routes)
 
     def route_cost_reason(self, proto, rounds, route):
         # One RDP order of the exact pair costs ~0.1 s at n = 1e6 and grows like sqrt(n);
         # a KOV15 split search needs ~30 single-round roots of ~40 pair sums each.
+        # Over T > 1 rounds PLD runs first (order_routes) and the RDP and KOV15 routes only
+        # where their floors can beat it; above PAIR_RDP_MAX_N only PLD runs.
+        if rounds == 1 and route == "rdp":
+            return "one round: the exact pair delta(eps) is below any RDP conversion of it"
+        # (PLD is kept at one round for n above PAIR_EXACT_MAX_N, where the exact root is
+        # too costly.)
         if rounds == 1 and route == "pld" and proto.n <= PAIR_EXACT_MAX_N:
             return "one round: the exact pair delta(eps) is below any PLD discretisation of it"
         if route == "none" and proto.n > PAIR_EXACT_MAX_N:

@@ -171,11 +171,11 @@ class GaussianUnamplified(Bound):
     def extra_routes(self, rounds):
         return ["exact"] if rounds > 1 else []
 
-    def answer(self, proto, ask, rounds, route, *, beat=None):
-        if route == "exact":
-            s = proto.mechanism.sigma / math.sqrt(rounds)
-            note = {"note": f"T Gaussians = one Gaussian with sigma/sqrt(T) = {s:.6g}"}
-            if isinstance(ask, EpsilonAt):
-                return Outcome(K.gaussian_epsilon(s, ask.delta), "upper", "exact", note)
-            return Outcome(K.gaussian_delta(s, ask.epsilon), "upper", "exact", note)
-        return super().answer(proto, ask, rounds, route, beat=beat)
+    def own_route(self, proto, ask, rounds, route):
+        if route != "exact":
+            return super().own_route(proto, ask, rounds, route)
+        s = proto.mechanism.sigma / math.sqrt(rounds)
+        note = {"note": f"T Gaussians = one Gaussian with sigma/sqrt(T) = {s:.6g}"}
+        if isinstance(ask, EpsilonAt):
+            return Outcome(K.gaussian_epsilon(s, ask.delta), "upper", "exact", note)
+        return Outcome(K.gaussian_delta(s, ask.epsilon), "upper", "exact", note)

@@ -27,18 +27,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import composition as _comp
 from .. import conversions as _rdp
 from .. import gaussian_rdp as G
-from ..numerics import golden, round_up
+from ..numerics import golden
 from ..pairs import clone as cp
+from ..pairs.adapter import views_of
 from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..protocols import CheckIn, WithoutReplacement
-from ..views import EpsilonAt
-from ._common import (PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users,
-                      pld_first_kov15_last, rate_size)
-from .base import Bound, Outcome, get, register
+from ..views import EpsilonAt, FamilyView
+from ._common import (KOV15_OFF, PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users,
+                      pld_first_kov15_last, probe_member, rate_size)
+from .base import Bound, get, register
 
 __all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
 
@@ -97,14 +97,15 @@ class _HiddenBound(Bound):
     def pld_atoms(self, proto):
         return self.hidden(proto).pld_atoms()
 
-    _pld_route = Bound._pld_of_own_atoms     # symmetric (pld_symmetric above)
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route in ("rdp", "pld"):
+            return ("one round: the hidden pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        return super().route_cost_reason(proto, rounds, route)
 
-    def routes(self, rounds):
-        r = super().routes(rounds)
+    def order_routes(self, routes):
         # PLD first, KOV15 last: the others' floors meet PLD's value (_common.py).
-        if rounds == 1:
-            return [x for x in r if x not in ("rdp", "pld")]
-        return pld_first_kov15_last(r)
+        return pld_first_kov15_last(routes)
 
 
 @functools.lru_cache(maxsize=64)
@@ -265,14 +266,25 @@ class TrimmedCloneSampled(Bound):
         return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
                 "(eps0, delta0) curve is used); " + PARTICIPATION_NOTE)
 
-    def routes(self, rounds):
-        if rounds == 1:
-            return ["none"]
+    def order_routes(self, routes):
         # PLD first: its value then bounds what the RDP route must beat, and where every
         # order's conversion term alone (its value with an RDP of 0) is above it — the
         # pair's orders stop at 600/log(α/(1 − α)), often a few hundred — the RDP route is
         # skipped with that proof ("cannot beat"); it was 40× looser at n = 1e9, T = 1000.
-        return ["pld", "rdp"]
+        return sorted(routes, key=lambda r: r != "pld")
+
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        if route == "kov15":
+            return KOV15_OFF
+        return super().route_cost_reason(proto, rounds, route)
+
+    def family(self, proto, rounds: int) -> FamilyView:
+        """One hidden trimmed pair per ε0 (``sampled_family``), built for ``users``."""
+        rate, size = rate_size(proto)
+        return sampled_family(self.users(proto), float(proto.mechanism.sigma), rate, size)
 
     @staticmethod
     def users(proto) -> int:
@@ -289,67 +301,41 @@ class TrimmedCloneSampled(Bound):
     def annotate(self, details, proto, rounds):
         note_users(details, self.users(proto), proto.n)
 
-    def answer(self, proto, ask, rounds, route, *, beat=None):
+
+def _hidden_member(n, sigma, e0, rate, size):
+    """The views of one round of the hidden trimmed pair at ε0 (None where none exists);
+    its charge is 1 − c_γ^T."""
+    hp, _ = trimmed_hidden(n, sigma, e0, rate, size)
+    return None if hp is None else views_of(hp, "upper", grid="sparse")
+
+
+@functools.lru_cache(maxsize=32)
+def sampled_family(n: int, sigma: float, rate, size) -> FamilyView:
+    """The hidden trimmed pairs of a sampled ``Shuffle(Gaussian(sigma), n)``, one per ε0.
+
+    Which ε0 a composer gets: ε question: ``_best_eps0`` (a quick RDP or δ(ε) estimate on
+    merged cells), the same for every composer; δ question: a golden search on that
+    composer's own δ (30 steps for one round, 10 over T rounds: enough that δ(ε(δ)) ≤ δ)."""
+    part = size if size is not None else rate * n
+
+    def member(x):
+        return _hidden_member(n, sigma, x, rate, size)
+
+    def choose(ask, rounds, route, value):
         if isinstance(ask, EpsilonAt):
-            return self._epsilon(proto, ask.delta, rounds, route, beat)
-        return self._delta(proto, ask.epsilon, rounds, route)
+            return _best_eps0(n, sigma, rate, size, float(ask.delta), int(rounds))
+        hi = G.gaussian_eps_hi(sigma, 1e-30 / (part * rounds))
+        return golden(value, 0.0, hi, max_iter=30 if route == "none" else 10).x
 
-    def _at(self, proto, delta, rounds):
-        rate, size = rate_size(proto)
-        n = self.users(proto)
-        e0 = _best_eps0(n, float(proto.mechanism.sigma), rate, size, float(delta), int(rounds))
-        hp, cg = trimmed_hidden(n, float(proto.mechanism.sigma), e0, rate, size)
-        if hp is None:
-            raise ArithmeticError("no eps0 with n*delta0 < 1 inside the search range")
-        charge = -math.expm1(rounds * math.log(cg))
-        det = {"eps0": e0, "delta0": G.gaussian_delta(proto.mechanism.sigma, e0),
-               "charge": charge}
-        return hp, charge, det
+    def probe():
+        def untrimmed():
+            hp = sp.hidden_pair(n, math.exp(-1.0), log_odds=1.0, kappa=math.exp(-1.0),
+                                rate=None if size is not None else rate, size=size)
+            return views_of(hp, "upper", grid="sparse")
+        return probe_member(member, *eps0_range(max(int(part), 1), sigma, 1e-3), untrimmed)
 
-    def _epsilon(self, proto, delta, rounds, route, beat):
-        hp, charge, det = self._at(proto, delta, rounds)
-        rest = delta - charge * (1 + 1e-12)
-        if rest <= 0:
-            return Outcome(math.inf, "upper", route, det)
-        if route == "none":
-            return Outcome(float(round_up(sp.hidden_epsilon(hp, rest))), "upper", "none", det)
-        if route == "rdp":
-            conv = _rdp.search_epsilon(lambda o: sp.hidden_rdp(hp, o), rest, rounds,
-                                       max_order=sp.max_order(hp), coarse="sparse",
-                                       beat=beat)
-            det.update(order=conv.order)
-            return Outcome(float(round_up(conv.value)), "upper", "rdp", det)
-        if route == "pld":
-            logp, logq, tail = sp.hidden_pld_atoms(hp)
-            val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail,
-                                       symmetric=True)
-            det.update(d)
-            return Outcome(float(round_up(val)), "upper", "pld", det)
-        raise NotImplementedError(route)
+    def details(x):
+        d0 = G.gaussian_delta(sigma, x)
+        return {"eps0": x, "delta0": d0, "charge": "1 - c_gamma^T (c_gamma = 1 - rate*n*delta0)"}
 
-    def _delta(self, proto, eps, rounds, route):
-        rate, size = rate_size(proto)
-        n, s = self.users(proto), float(proto.mechanism.sigma)
-        part = size if size is not None else rate * n
-
-        def f(e0):
-            hp, cg = trimmed_hidden(n, s, e0, rate, size)
-            if hp is None:
-                return 1.0
-            charge = -math.expm1(rounds * math.log(cg))
-            if route == "none":
-                v = sp.hidden_delta(hp, eps)
-            elif route == "rdp":
-                v = _rdp.search_delta(lambda o: sp.hidden_rdp(hp, o), eps, rounds,
-                                      max_order=sp.max_order(hp), coarse="sparse").value
-            else:
-                logp, logq, tail = sp.hidden_pld_atoms(hp)
-                v = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail,
-                                    symmetric=True)[0]
-            return min(1.0, v + charge)
-
-        lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (part * rounds))
-        # Enough steps that the ε0 found is as good as the ε question's (δ(ε(δ)) ≤ δ).
-        val, e0 = _golden(f, lo, hi, iters=30 if route == "none" else 10)
-        return Outcome(float(round_up(val)), "upper", route,
-                       {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
+    return FamilyView(member, choose, probe, details)

@@ -21,46 +21,23 @@ from __future__ import annotations
 
 import functools
 import math
-
-import numpy as np
+from dataclasses import replace
 
 from .. import gaussian_rdp as G
-from .. import composition as _comp
 from .. import conversions as _rdp
-from ..pairs.clone import pair_delta, pair_epsilon, pair_pld_atoms, pair_rdp
-from ..pairs.trimmed import trimmed_pair
-from ..errors import NotApplicableError
+from ..pairs.adapter import views_of
+from ..pairs.clone import fmt20_pair, pair_rdp
+from ..pairs.trimmed import TrimmedPair, trimmed_pair
 from ..protocols import CheckIn
-from ..numerics import bisect, golden, round_up
-from ..views import EpsilonAt
-from .base import Bound, Outcome, register
-from ._common import eps0_range, gaussian_reason, note_users
+from ..numerics import golden
+from ..views import EpsilonAt, FamilyView, RdpView
+from .base import Bound, register
+from ._common import KOV15_OFF, eps0_range, gaussian_reason, note_users, probe_member
 
-__all__ = ["trimmed_epsilon_one", "trimmed_epsilon_rounds"]
+__all__ = ["trimmed_family"]
 
-
-def _golden(f, lo, hi, iters=18):
-    """Golden-section minimisation of a (roughly unimodal) f; returns (f_min, x)."""
-    r = golden(f, lo, hi, max_iter=iters)
-    return r.fx, r.x
-
-
-
-
-
-
-def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict]:
-    def f(e0):
-        pair, c = trimmed_pair(n, sigma, e0)
-        rest = delta - n * G.gaussian_delta(sigma, e0)
-        if pair is None or rest <= 0:
-            return math.inf
-        return pair_epsilon(pair, rest)
-
-    lo, hi = eps0_range(n, sigma, delta)
-    val, e0 = _golden(f, lo, hi, iters=10)
-    return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
-
+#: Largest RDP order of the trimmed pair's order search (its curve is a clone pair's).
+_MAX_ORDER = 4096
 
 #: Point budget of the pair's RDP sums while searching ε0 (any ε0 is valid; the chosen
 #: one is evaluated with the full budget). A smaller budget merges slices into blocks
@@ -68,9 +45,28 @@ def trimmed_epsilon_one(n: int, sigma: float, delta: float) -> tuple[float, dict
 _SEARCH_POINTS = 500_000
 
 
+def _member(n: int, sigma: float, e0: float):
+    """The views of one round of the trimmed pair at ε0 (None where no pair exists):
+    its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T."""
+    tp = TrimmedPair.at(n, sigma, e0)
+    if tp is None:
+        return None
+    return replace(views_of(tp, "upper"), rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse"))
+
+
+def _left(member, delta: float, rounds: int) -> float:
+    # One round: the lemma's δ − n·δ0 as it is; T rounds: δ − (1 − c^T), the charge
+    # enlarged by 1e-12 relative (its expm1/log rounding).
+    if rounds == 1:
+        return delta - member.charge(1)
+    return delta - member.charge(rounds) * (1 + 1e-12)
+
+
 @functools.lru_cache(maxsize=32)
-def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> tuple[float, dict]:
-    def f(e0, budget=_SEARCH_POINTS):
+def _rounds_eps0(n: int, sigma: float, delta: float, rounds: int) -> float:
+    """ε0 for T > 1 rounds at δ: a golden search on the pair's RDP conversion with a reduced
+    point budget (a valid, slightly looser curve: the search only ranks ε0)."""
+    def f(e0):
         pair, c = trimmed_pair(n, sigma, e0)
         if pair is None:
             return math.inf
@@ -78,14 +74,51 @@ def trimmed_epsilon_rounds(n: int, sigma: float, delta: float, rounds: int) -> t
         rest = delta - charge * (1 + 1e-12)
         if rest <= 0:
             return math.inf
-        conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o, budget=budget), rest, rounds,
-                                   max_order=4096, coarse="sparse")
+        conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o, budget=_SEARCH_POINTS), rest,
+                                   rounds, max_order=_MAX_ORDER, coarse="sparse")
         return conv.value
 
     lo, hi = eps0_range(n * rounds, sigma, delta)
-    _, e0 = _golden(f, lo, hi, iters=8)
-    val = f(e0, None)
-    return val, {"eps0": e0, "delta0": G.gaussian_delta(sigma, e0)}
+    return golden(f, lo, hi, max_iter=8).x
+
+
+@functools.lru_cache(maxsize=32)
+def trimmed_family(n: int, sigma: float) -> FamilyView:
+    """The trimmed pairs of ``Shuffle(Gaussian(sigma), n)``, one per ε0 (``FamilyView``).
+
+    Which ε0 a composer gets: for an ε question, one round: the ε0 minimising the exact
+    pair's ε (golden search, 10 steps); T rounds: the ε0 minimising the pair's RDP
+    conversion at a reduced point budget (``_rounds_eps0``), for every composer. For a δ
+    question: the ε0 minimising the exact one-round δ (12 steps) or the RDP route's δ
+    (8 steps) — the same ε0 for every composer, so the routes share one search."""
+    def choose(ask, rounds, route, value):
+        if isinstance(ask, EpsilonAt):
+            if rounds == 1:
+                lo, hi = eps0_range(n, sigma, ask.delta)
+                return golden(lambda x: value(x, "none"), lo, hi, max_iter=10).x
+            return _rounds_eps0(n, sigma, float(ask.delta), int(rounds))
+        hi = G.gaussian_eps_hi(sigma, 1e-30 / (n * rounds))
+        ranker = "none" if rounds == 1 else "rdp"
+        return golden(lambda x: value(x, ranker), 0.0, hi,
+                      max_iter=12 if rounds == 1 else 8).x
+
+    def probe():
+        def untrimmed():
+            tp = TrimmedPair(fmt20_pair(1.0, n), 1.0, n, 0.0)
+            return replace(views_of(tp, "upper"), rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse"))
+        return probe_member(lambda x: _member(n, sigma, x), *eps0_range(n, sigma, 1e-3),
+                            untrimmed)
+
+    def details(x):
+        return {"eps0": x, "delta0": G.gaussian_delta(sigma, x),
+                "charge": "n*delta0 for one round, 1 - c^T for T rounds (c = 1 - n*delta0)"}
+
+    return FamilyView(lambda x: _member(n, sigma, x), choose, probe, details, _left,
+                      infinite_reason=(
+                          "trimmed-clone has no finite value at the eps0 chosen: its clone "
+                          f"pair is not representable in floating point there for sigma = "
+                          f"{sigma!r} (e^-eps0 underflows where n*delta0 is small enough), or "
+                          "the charge leaves no delta; gaussian-unamplified still applies"))
 
 
 def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> bool:
@@ -110,14 +143,6 @@ def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> 
     return low > ask.delta if solves_eps else low >= beat
 
 
-
-
-def _finite_or_refuse(v: float, sigma: float) -> None:
-    if not math.isfinite(v):
-        raise NotApplicableError(
-            f"trimmed-clone found no eps0 at which its clone pair is representable in floating "
-            f"point for sigma = {sigma!r} (e^-eps0 underflows where n*delta0 is small enough); "
-            "gaussian-unamplified still applies")
 
 
 #: Users the trimmed pair is built for at most (one round / several rounds); see ``users``.
@@ -150,10 +175,18 @@ class TrimmedClone(Bound):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
 
-    def routes(self, rounds):
-        if rounds == 1:
-            return ["none"]
-        return ["rdp", "pld"]
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        if route == "kov15":
+            return KOV15_OFF
+        return super().route_cost_reason(proto, rounds, route)
+
+    def family(self, proto, rounds: int) -> FamilyView:
+        """One trimmed pair per ε0 (``trimmed_family``), built for ``users(proto, rounds)``
+        users (fewer over several rounds: cost)."""
+        return trimmed_family(self.users(proto, rounds), float(proto.mechanism.sigma))
 
     @staticmethod
     def users(proto, rounds) -> int:
@@ -201,63 +234,3 @@ class TrimmedClone(Bound):
 
     def annotate(self, details, proto, rounds):
         note_users(details, self.users(proto, rounds), proto.n)
-
-    def answer(self, proto, ask, rounds, route, *, beat=None):
-        if isinstance(ask, EpsilonAt):
-            return self._epsilon(proto, ask.delta, rounds, route)
-        return self._delta(proto, ask.epsilon, rounds, route)
-
-    def _epsilon(self, proto, delta, rounds, route):
-        s = proto.mechanism.sigma
-        if rounds == 1:
-            v, det = trimmed_epsilon_one(self.users(proto, rounds), s, delta)
-            _finite_or_refuse(v, s)
-            return Outcome(float(round_up(v)), "upper", "none", det)
-        v, det = trimmed_epsilon_rounds(self.users(proto, rounds), float(s), float(delta),
-                                        int(rounds))
-        if route == "pld":
-            return self._pld_epsilon(proto, delta, rounds, det["eps0"])
-        _finite_or_refuse(v, s)
-        return Outcome(float(round_up(v)), "upper", "rdp", dict(det, note="pair RDP x T, charge 1 - c^T"))
-
-    def _pld_epsilon(self, proto, delta, rounds, e0):
-        pair, c = trimmed_pair(self.users(proto, rounds), proto.mechanism.sigma, e0)
-        charge = -math.expm1(rounds * math.log(c))
-        rest = delta - charge * (1 + 1e-12)
-        det = {"eps0": e0, "delta0": G.gaussian_delta(proto.mechanism.sigma, e0),
-               "note": "pair PLD composed T times (eps0 from the RDP search), charge 1 - c^T"}
-        if rest <= 0:
-            return Outcome(math.inf, "upper", "pld", det)
-        logp, logq, tail = pair_pld_atoms(pair)
-        val, d = _comp.pld_epsilon(logp, logq, rounds, rest, extra_delta=tail, symmetric=True)
-        det.update(d)
-        return Outcome(float(round_up(val)), "upper", "pld", det)
-
-    def _delta(self, proto, eps, rounds, route):
-        n, s = self.users(proto, rounds), float(proto.mechanism.sigma)
-        val, e0 = _trimmed_delta_rdp(n, s, float(eps), int(rounds))
-        if route == "pld":
-            pair, c = trimmed_pair(n, s, e0)
-            logp, logq, tail = pair_pld_atoms(pair)
-            v, d = _comp.pld_delta(logp, logq, rounds, eps, extra_delta=tail, symmetric=True)
-            val = min(1.0, v + (-math.expm1(rounds * math.log(c))))
-            return Outcome(float(round_up(val)), "upper", "pld",
-                           dict(d, eps0=e0, delta0=G.gaussian_delta(s, e0)))
-        return Outcome(float(round_up(val)), "upper", "none" if rounds == 1 else "rdp",
-                       {"eps0": e0, "delta0": G.gaussian_delta(s, e0)})
-
-
-@functools.lru_cache(maxsize=32)
-def _trimmed_delta_rdp(n, s, eps, rounds):
-    def f(e0):
-        pair, c = trimmed_pair(n, s, e0)
-        if pair is None:
-            return 1.0
-        if rounds == 1:
-            return min(1.0, pair_delta(pair, eps) + n * G.gaussian_delta(s, e0))
-        conv = _rdp.search_delta(lambda o: pair_rdp(pair, o), eps, rounds, max_order=4096,
-                                 coarse="sparse")
-        return min(1.0, conv.value + (-math.expm1(rounds * math.log(c))))
-
-    lo, hi = 0.0, G.gaussian_eps_hi(s, 1e-30 / (n * rounds))
-    return _golden(f, lo, hi, iters=12 if rounds == 1 else 8)

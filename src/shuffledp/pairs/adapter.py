@@ -33,6 +33,11 @@ class PairViews:
     pld: Optional[PldView]
     charge: Callable[[int], float]
 
+    @property
+    def charged(self) -> bool:
+        """True when the pair's rounds carry a δ charge (``ChargedPair``)."""
+        return self.charge is not _no_charge
+
 
 def pure_epsilon_of(pair) -> float | None:
     """The pair's own ``pure_epsilon()`` when it has one; else ``eps_hi()`` when finite and
