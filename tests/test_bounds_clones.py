@@ -308,8 +308,14 @@ def test_multi_round_answer_lists_pld_and_rdp():
 
 def test_exact_pair_bounds_run_pld_first_and_kov15_last():
     # PLD's value is what the RDP route and KOV15's floor must beat (docs/latency.md).
-    for bid in ("fmt20", "fmt23", "clone-specific", "fmt20-sampled", "fmt23-sampled"):
-        assert get(bid).routes(5) == ["pld", "rdp", "kov15"], bid
+    from shuffledp.select import routes_of
+    rr, ck = sd.RandomizedResponse(1.0, 4), sd.CheckIn(0.1)
+    protos = {"fmt20": sd.Shuffle(sd.LDP(1.0), 10_000), "fmt23": sd.Shuffle(rr, 10_000),
+              "clone-specific": sd.Shuffle(rr, 10_000),
+              "fmt20-sampled": sd.Shuffle(sd.LDP(1.0), 10_000, sampling=ck),
+              "fmt23-sampled": sd.Shuffle(rr, 10_000, sampling=ck)}
+    for bid, proto in protos.items():
+        assert routes_of(get(bid), proto, 5) == ["pld", "rdp", "kov15"], bid
 
 
 def test_kov15_skipped_against_pld_leaves_the_value_of_every_route():
