@@ -131,7 +131,7 @@ def _clear():
 def multi_round():
     """ε after T rounds via the pair's RDP: the order search as shipped against the previous
     path (every order 2…256 first, no cached points) timed in the same run."""
-    from shuffledp import conversions as conv
+    from shuffledp.compose import conversions as conv
     n, e0, T, delta = 10_000, 1.0, 10, 1e-6
     pair = cp.fmt20_pair(e0, n)
 

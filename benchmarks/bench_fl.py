@@ -20,9 +20,9 @@ import time
 import numpy as np
 import torch
 
-from shuffledp.fl.accounting import epsilon_at
-from shuffledp.fl.data import Dataset, load_digits
-from shuffledp.fl.sim import clip_rows, make_model, per_example_grads, privatize
+from shuffledp.accounting.fl import epsilon_at
+from shuffledp.apps.fl.data import Dataset, load_digits
+from shuffledp.apps.fl.sim import clip_rows, make_model, per_example_grads, privatize
 
 
 def _timed(f, reps=1):
@@ -60,7 +60,7 @@ def main():
     w0, c0 = _timed(loop, 1)
     print("\n| digits round (750 participants, MLP 64-16-10) | wall s | CPU s |")
     print("|---|---:|---:|")
-    print(f"| torch.func vmap (shuffledp.fl) | {w1:.3f} | {c1:.3f} |")
+    print(f"| torch.func vmap (shuffledp.apps.fl) | {w1:.3f} | {c1:.3f} |")
     print(f"| loop of per-example backward (baseline) | {w0:.3f} | {c0:.3f} |")
     print(f"| speed-up (CPU) | | {c0 / c1:.1f}x |")
 

@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-from shuffledp import gaussian_rdp as K
+from shuffledp.pairs import gaussian_rdp as K
 
 
 def _partitions(r, maxp):

@@ -255,7 +255,7 @@ def run_python(expr, mode, timeout):
 def run_cli(argv, timeout):
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-m", "shuffledp.cli", *argv], capture_output=True,
+        p = subprocess.run([sys.executable, "-m", "shuffledp.apps.cli", *argv], capture_output=True,
                            text=True, timeout=timeout, env=_env())
     except subprocess.TimeoutExpired:
         return {"timeout": True}

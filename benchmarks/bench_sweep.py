@@ -64,7 +64,7 @@ def run_one(argv, out):
     """Run the CLI; (wall s, CPU s of the process tree, peak tree RSS in MB, stdout)."""
     import psutil
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-c", "import sys; from shuffledp.cli import main; "
+    cmd = [sys.executable, "-c", "import sys; from shuffledp.apps.cli import main; "
            "sys.exit(main())", "sweep", *argv, "--out", out, "--overwrite", "--json"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()

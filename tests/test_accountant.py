@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp.composers.kov15 import _homogeneous_floor
+from shuffledp.compose.kov15 import _homogeneous_floor
 from shuffledp.bounds import girgis as g
 
 

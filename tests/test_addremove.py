@@ -23,7 +23,7 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.pairs import addremove as ar
-from shuffledp.errors import NotApplicableError
+from shuffledp.core.errors import NotApplicableError
 
 from oracle import hockey, product, rr_rows_mp, sampled_law
 
@@ -248,7 +248,7 @@ def test_relation_values():
 
 
 def test_cli_relation(capsys):
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     assert main(["epsilon", "--eps0", "1", "--n", "1000", "--checkin", "0.5", "--delta", "1e-6",
                  "--relation", "add_or_remove_one"]) == 0
     out = capsys.readouterr().out

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import gparv
-from shuffledp.errors import NotApplicableError
+from shuffledp.pairs import gparv
+from shuffledp.core.errors import NotApplicableError
 from shuffledp.pairs import addremove as ar
 from shuffledp.pairs import addremove_blanket as arb
 from shuffledp.pairs.blanket import _max_over_pairs
@@ -191,7 +191,7 @@ def test_sabotaged_curve_pair_is_caught_over_two_rounds():
     exact = _exact("2-RR", N, g, 2)
     lp, lq, tail = arb.AddRemoveBlanket(mech, N + 1, g * g).pld_atoms()
     # the γ² pair, used as if it were the γ pair (the victim's Bernoulli applied twice)
-    from shuffledp import composition as comp
+    from shuffledp.compose import composition as comp
     low = 0
     for e in EPS:
         d, _ = comp.pld_delta(lp, lq, 2, e, extra_delta=tail, symmetric=False)

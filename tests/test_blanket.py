@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shuffledp as sd
-from shuffledp import gparv
+from shuffledp.pairs import gparv
 from shuffledp.pairs import iid as iid_sum
 from shuffledp.pairs import blanket as B
 from shuffledp.bounds import get
-from shuffledp.select import bound_answer
-from shuffledp.views import DeltaAt
-from shuffledp.composition import pld_unavailable_reason
+from shuffledp.accounting.select import bound_answer
+from shuffledp.core.views import DeltaAt
+from shuffledp.compose.composition import pld_unavailable_reason
 
 import oracle
 
@@ -442,7 +442,7 @@ def test_encoders_frozen_and_described():
 @pytest.mark.parametrize("spec,cls", [("oue:1000", sd.OUE), ("rappor:50", sd.RAPPOR),
                                       ("hr:64", sd.HadamardResponse), ("olh:1000", sd.LocalHashing)])
 def test_cli_parses_encoders(spec, cls):
-    from shuffledp.cli import mechanism_from_spec
+    from shuffledp.apps.cli import mechanism_from_spec
     m = mechanism_from_spec(spec, 2.0)
     assert isinstance(m, cls) and m.eps0 == 2.0
     with pytest.raises(ValueError, match="domain size"):

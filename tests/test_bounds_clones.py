@@ -7,7 +7,7 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.bounds import get
-from shuffledp.errors import NotApplicableError
+from shuffledp.core.errors import NotApplicableError
 
 import oracle
 
@@ -308,7 +308,7 @@ def test_multi_round_answer_lists_pld_and_rdp():
 
 def test_exact_pair_bounds_run_pld_first_and_kov15_last():
     # PLD's value is what the RDP route and KOV15's floor must beat (docs/latency.md).
-    from shuffledp.select import routes_of
+    from shuffledp.accounting.select import routes_of
     rr, ck = sd.RandomizedResponse(1.0, 4), sd.CheckIn(0.1)
     protos = {"fmt20": sd.Shuffle(sd.LDP(1.0), 10_000), "fmt23": sd.Shuffle(rr, 10_000),
               "clone-specific": sd.Shuffle(rr, 10_000),
@@ -339,8 +339,8 @@ def test_kov15_skipped_against_pld_leaves_the_value_of_every_route():
 def test_rdp_floor_is_below_the_curve_and_the_route(mech, n, delta, T, bid):
     # The floor skips the RDP route when at or above the best value: it must never exceed
     # what the route itself returns, nor the curve at any order (docs/latency.md).
-    from shuffledp.composers import get as composer
-    from shuffledp.views import BoundViews, EpsilonAt
+    from shuffledp.compose import get as composer
+    from shuffledp.core.views import BoundViews, EpsilonAt
     proto, b = sd.Shuffle(mech, n), get(bid)
     lam = np.array([2, 3, 7, 40, 300])
     assert np.all(b.rdp_floor(proto, lam.astype(float)) <= b.rdp(proto, lam))
@@ -409,7 +409,7 @@ def test_pld_atoms_carry_the_lower_tail_by_an_18_sd_slice():
     matter), and at n = 1e9 the composed grid no longer spans ±ε0."""
     import math
     from shuffledp.pairs import clone as cp
-    from shuffledp import composition as comp
+    from shuffledp.compose import composition as comp
     from shuffledp.numerics import hockey_stick
     pair = cp.fmt23_pair(1.0, 20_000)
     lp, lq, tail = cp.pair_pld_atoms(pair)

@@ -187,7 +187,7 @@ def test_relation_default_unchanged_and_validated():
 def test_cli_calibrate_relation(capsys):
     import json
 
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     assert main(["calibrate", "users", "--eps0", "1", "--epsilon", "0.5", "--delta", "1e-6",
                  "--checkin", "0.5", "--relation", AR, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

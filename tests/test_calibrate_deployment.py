@@ -3,7 +3,7 @@ is on the certified side of the same deployment's sd.epsilon, and the fields cha
 the expected direction (docs/deployments.md)."""
 
 import shuffledp as sd
-from shuffledp import cli
+from shuffledp.apps import cli
 
 
 def test_eps0_with_two_reports_per_user_is_certified_and_smaller():

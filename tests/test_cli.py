@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from shuffledp.cli import main
+from shuffledp.apps.cli import main
 
 
 def run(capsys, *argv):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import shuffledp
-from shuffledp.cli import build_parser, main
+from shuffledp.apps.cli import build_parser, main
 
 SRC = pathlib.Path(shuffledp.__file__).resolve().parents[1]
 

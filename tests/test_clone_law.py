@@ -166,7 +166,7 @@ def test_rdp_answers_above_the_old_failure_point(e0):
     # refusal with that reason, never a crash)
     assert "sampled" in sd.rdp(proto, [2], bound="fmt20-sampled").bound
     if e0 >= 400:
-        with pytest.raises(sd.errors.NotApplicableError, match="orders up to"):
+        with pytest.raises(sd.core.errors.NotApplicableError, match="orders up to"):
             sd.rdp(proto, [2, 3], bound="fmt20-sampled")
 
 
@@ -244,7 +244,7 @@ def test_trimmed_hidden_pair_at_large_log_odds(sigma, eps0, rate, size):
     """``trimmed_hidden``'s pair at small σ (δ0 from 1e-3 to 1e-20 at these ε0, so the
     victim's log-odds ε0 − log c is 20 … 100) against its closed-form law written out in
     mpmath (β from the log-odds, not from α)."""
-    from shuffledp import gaussian_rdp as G
+    from shuffledp.pairs import gaussian_rdp as G
     n = 3
     hp, cg = trimmed_hidden(n, sigma, eps0, rate=rate, size=size)
     assert hp is not None

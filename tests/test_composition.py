@@ -18,11 +18,11 @@ import pytest
 
 import oracle
 import shuffledp as sd
-from shuffledp.select import bound_answer, routes_of
-from shuffledp.views import DeltaAt, EpsilonAt
-from shuffledp import composition as comp
+from shuffledp.accounting.select import bound_answer, routes_of
+from shuffledp.core.views import DeltaAt, EpsilonAt
+from shuffledp.compose import composition as comp
 from shuffledp.bounds.base import Bound
-from shuffledp.errors import NotApplicableError
+from shuffledp.core.errors import NotApplicableError
 
 mp.mp.dps = 50
 

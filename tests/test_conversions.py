@@ -14,8 +14,8 @@ import oracle
 import shuffledp as sd
 from shuffledp.bounds import girgis as g  # noqa: F811
 
-# The RDP machinery lives in shuffledp.conversions (sd.rdp is the accountant function).
-rdp = importlib.import_module("shuffledp.conversions")
+# The RDP machinery lives in shuffledp.compose.conversions (sd.rdp is the accountant function).
+rdp = importlib.import_module("shuffledp.compose.conversions")
 from shuffledp.bounds import girgis as g
 
 

@@ -1,6 +1,6 @@
 """Deployments (issue 29): several reports per user, dummy reports, colluding users.
 
-The reductions of ``shuffledp.deployment`` are checked against the exact law of what the
+The reductions of ``shuffledp.accounting.deployment`` are checked against the exact law of what the
 adversary sees, enumerated at n ≤ 5 in 50-digit arithmetic (tests/oracle.py): every
 neighbouring dataset (the victim's whole data replaced), every input of the others, every
 choice of the dummies' public inputs and of the colluders' inputs. Both directions:
@@ -25,9 +25,9 @@ import mpmath as mp
 import pytest
 
 import shuffledp as sd
-from shuffledp import deployment
-from shuffledp.errors import NotApplicableError
-from shuffledp.spec import proto_from_dict, proto_to_dict
+from shuffledp.accounting import deployment
+from shuffledp.core.errors import NotApplicableError
+from shuffledp.core.spec import proto_from_dict, proto_to_dict
 
 from oracle import hockey, product, rr_matrix, shuffled
 
@@ -353,7 +353,7 @@ def test_gaussian_product_route_uses_sigma_over_sqrt_k():
 
 
 def test_no_bound_answers_a_deployment_directly():
-    from shuffledp.accountant import applicable
+    from shuffledp.accounting.accountant import applicable
     ok, no = applicable(sd.Shuffle(sd.LDP(1.0), 100, reports_per_user=2))
     assert ok == [] and no and all("deployment" in w for _, w in no)
 

@@ -21,7 +21,7 @@ def test_every_bound_has_reference_and_title():
 def test_gallery_and_readme_images_exist_and_every_figure_is_listed():
     import re
 
-    from shuffledp.figures import FIGURES
+    from shuffledp.apps.figures import FIGURES
 
     root = DOCS.parents[1]
     for page in (root / "README.md", root / "docs" / "gallery.md"):

@@ -30,8 +30,8 @@ def test_api_page_documents_every_public_name():
     assert set(sd.calibrate.__all__) <= {m.strip() for m in members.group(1).split(",")}
 
 
-@pytest.mark.parametrize("module", ["shuffledp", "shuffledp.accountant", "shuffledp.results",
-                                    "shuffledp.ledger", "shuffledp.calibrate"])
+@pytest.mark.parametrize("module", ["shuffledp", "shuffledp.accounting.accountant", "shuffledp.core.results",
+                                    "shuffledp.accounting.ledger", "shuffledp.accounting.calibrate"])
 def test_docstring_examples_print_what_they_say(module):
     failed, _ = doctest.testmod(importlib.import_module(module), verbose=False,
                                 optionflags=doctest.ELLIPSIS)

@@ -20,7 +20,7 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.pairs import dummy_blanket as db
-from shuffledp.spec import proto_from_dict, proto_to_dict
+from shuffledp.core.spec import proto_from_dict, proto_to_dict
 
 from oracle import hockey, rr_matrix, shuffled
 
@@ -181,7 +181,7 @@ def test_validation_names_the_parameter(kw, words):
 
 
 def test_round_trip_and_cli(capsys):
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     for dd in ("uniform", "blanket", (0.2, 0.3, 0.5)):
         p = sd.Shuffle(sd.RandomizedResponse(1.0, 3), 10, dummies=2, dummy_distribution=dd)
         assert proto_from_dict(proto_to_dict(p)) == p

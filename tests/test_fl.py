@@ -1,4 +1,4 @@
-"""Federated-learning demonstration (shuffledp.fl): data loader, protocol, accounting, CLI.
+"""Federated-learning demonstration (shuffledp.apps.fl): data loader, protocol, accounting, CLI.
 
 Skipped without torch (the ``fl`` extra). Every expected value comes from an independent
 path: files written here byte by byte, closed-form distributions of the simulated protocol,
@@ -23,10 +23,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
 import shuffledp as sd  # noqa: E402
-from shuffledp.cli import main  # noqa: E402
-from shuffledp.fl.accounting import METHODS, checkpoints, epsilon_at  # noqa: E402
-from shuffledp.fl.data import Dataset, IdxFormatError, load_dataset, load_mnist, read_idx  # noqa: E402
-from shuffledp.fl.sim import TrainConfig, check_in, clip_rows, privatize, train  # noqa: E402
+from shuffledp.apps.cli import main  # noqa: E402
+from shuffledp.accounting.fl import METHODS, checkpoints, epsilon_at  # noqa: E402
+from shuffledp.apps.fl.data import Dataset, IdxFormatError, load_dataset, load_mnist, read_idx  # noqa: E402
+from shuffledp.apps.fl.sim import TrainConfig, check_in, clip_rows, privatize, train  # noqa: E402
 
 
 # ---------------------------------------------------------------- IDX files
@@ -285,8 +285,8 @@ def test_best_upper_is_the_default_answer():
 
 def test_central_column_against_dp_accounting_and_spec_anchor():
     pytest.importorskip("dp_accounting")
-    from shuffledp.baselines import central_baselines
-    from shuffledp.fl.accounting import central_epsilon
+    from shuffledp.accounting.baselines import central_baselines
+    from shuffledp.accounting.fl import central_epsilon
     # spec anchor: q = 0.1, σ = 5, 5540 steps, δ = 1/60000, PLD ε = 6.9154 (dp_accounting's
     # default 1e-4 grid); our 1e-3 grid rounds pessimistically: never below, within 0.5 %.
     e = central_epsilon(0.1, 5.0, 5540, 1 / 60000)
@@ -328,7 +328,7 @@ def test_short_run_writes_csv_png_summary(tmp_path, capsys):
 def test_sigma_flag_is_a_deprecated_name_of_noise_multiplier(capsys):
     import warnings
 
-    from shuffledp.fl.demo import _renamed_sigma
+    from shuffledp.apps.fl.demo import _renamed_sigma
     # the warning is printed before anything runs (here the bad delta stops the run)
     assert main(["fl-demo", "--sigma", "2", "--delta", "2", "--out", "unused"]) == 2
     err = capsys.readouterr().err
@@ -343,7 +343,7 @@ def test_sigma_flag_is_a_deprecated_name_of_noise_multiplier(capsys):
 
 
 def test_import_shuffledp_does_not_import_torch():
-    code = ("import sys, shuffledp, shuffledp.cli, shuffledp.fl; shuffledp.cli.build_parser(); "
+    code = ("import sys, shuffledp, shuffledp.apps.cli, shuffledp.apps.fl; shuffledp.apps.cli.build_parser(); "
             "print('torch' in sys.modules, 'sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"PYTHONPATH": "src", "PATH": ""}, cwd=_root())
@@ -370,7 +370,7 @@ def test_checkpoints_of_a_short_run_are_every_round():
 
 
 def test_learning_check_says_what_to_change():
-    from shuffledp.fl.demo import learning_check
+    from shuffledp.apps.fl.demo import learning_check
     cfg = TrainConfig(rounds=50, checkin=0.5, noise_multiplier=8.0, clip=1.0, lr=1.0)
     assert learning_check(0.9, 10, cfg, 1210, 750.0) is None
     msg = learning_check(0.21, 10, cfg, 1210, 750.0)

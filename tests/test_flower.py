@@ -1,4 +1,4 @@
-"""shuffledp.flower: a tiny federation on Flower's simulation engine (20 clients, 3 rounds)
+"""shuffledp.interop.flower: a tiny federation on Flower's simulation engine (20 clients, 3 rounds)
 whose ε after each round is sd.epsilon of the protocol, and the refusals."""
 
 import importlib.util
@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
 import shuffledp as sd
-from shuffledp import flower as sf
+from shuffledp.interop import flower as sf
 
 EXAMPLE = pathlib.Path(sd.__file__).parent / "examples" / "flower_digits.py"
 

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import gaussian_rdp as K
+from shuffledp.pairs import gaussian_rdp as K
 from shuffledp.bounds.gaussian import table1_epsilon
-from shuffledp.conversions import eps_from_rdp
+from shuffledp.compose.conversions import eps_from_rdp
 
 DPS = 60
 

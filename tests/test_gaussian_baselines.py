@@ -2,7 +2,7 @@
 
 import pytest
 
-from shuffledp.baselines import central_baselines
+from shuffledp.accounting.baselines import central_baselines
 
 
 def test_central_baselines_match_the_spec():
@@ -28,7 +28,7 @@ def test_unsampled_central_baseline_without_dp_accounting(sigma, steps, delta):
     here by the analytic formula in 40 digits), its RDP column at most dp_accounting's RDP
     accountant's (a finer order grid) and at least the exact ε."""
     import mpmath as mp
-    from shuffledp.baselines import central_gaussian_unsampled
+    from shuffledp.accounting.baselines import central_gaussian_unsampled
     b = central_gaussian_unsampled(sigma, steps, delta)
     mp.mp.dps = 40
     mu = mp.sqrt(steps) / sigma

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import gaussian_rdp as K
+from shuffledp.pairs import gaussian_rdp as K
 from shuffledp.bounds.gaussian import homogeneous_rdp_for, paper_checkin_rdp
 from shuffledp.pairs.trimmed import trimmed_hidden
 

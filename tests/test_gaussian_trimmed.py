@@ -9,7 +9,7 @@ import pytest
 
 import oracle
 import shuffledp as sd
-from shuffledp.views import DeltaAt, EpsilonAt
+from shuffledp.core.views import DeltaAt, EpsilonAt
 
 
 def _randomizer(eps0, d0):
@@ -122,7 +122,7 @@ def test_delta_question_is_consistent_with_epsilon():
 def _checkin_trimmed_law(n, sigma, eps0, gamma):
     """The trimmed check-in pair of the Gaussian at ε0 (``oracle.checkin_pair_law`` with
     c = 1 − nδ0, p = e^−ε0·c, α' = e^ε0'/(1 + e^ε0')): (P, Q) and c_γ."""
-    from shuffledp import gaussian_rdp as G
+    from shuffledp.pairs import gaussian_rdp as G
     c = 1 - n * mp.mpf(G.gaussian_delta(sigma, eps0))
     p = mp.e ** (-mp.mpf(eps0)) * c
     al = 1 / (1 + mp.e ** (-(mp.mpf(eps0) - mp.log(c))))

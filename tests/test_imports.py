@@ -104,13 +104,13 @@ def cycles(graph) -> list[set[str]]:
 def test_the_graph_is_read():
     g = import_graph()
     assert len(g) >= 30
-    assert "shuffledp.ledger" in g["shuffledp.ledger_io"]           # from .ledger import ...
-    assert "shuffledp.conversions" in g["shuffledp.bounds.base"]    # from .. import conversions
-    assert "shuffledp.calibrate" in g["shuffledp"]                  # from . import calibrate
+    assert "shuffledp.accounting.ledger" in g["shuffledp.interop.ledger_io"]           # from .ledger import ...
+    assert "shuffledp.compose.conversions" in g["shuffledp.bounds.base"]    # from .. import conversions
+    assert "shuffledp.accounting.calibrate" in g["shuffledp"]                  # from . import calibrate
     # a planted cycle is found
     g2 = {k: set(v) for k, v in g.items()}
-    g2["shuffledp.numerics"].add("shuffledp.ledger")
-    assert any({"shuffledp.numerics", "shuffledp.ledger"} <= c for c in cycles(g2))
+    g2["shuffledp.numerics"].add("shuffledp.accounting.ledger")
+    assert any({"shuffledp.numerics", "shuffledp.accounting.ledger"} <= c for c in cycles(g2))
 
 
 def test_no_new_import_cycle():
@@ -126,8 +126,8 @@ def test_no_new_import_cycle():
 
 #: Layers above the pairs (issue 28, item 3): a module of ``shuffledp.pairs`` may not
 #: import any of them, directly or through another module.
-ABOVE_PAIRS = ("shuffledp.bounds", "shuffledp.composers", "shuffledp.accountant",
-               "shuffledp.ledger", "shuffledp.calibrate", "shuffledp.cli")
+ABOVE_PAIRS = ("shuffledp.bounds", "shuffledp.compose", "shuffledp.accounting.accountant",
+               "shuffledp.accounting.ledger", "shuffledp.accounting.calibrate", "shuffledp.apps.cli")
 
 
 def _above_pairs(name: str) -> bool:
@@ -160,9 +160,9 @@ def test_pairs_import_only_below_them():
 def test_the_pairs_check_finds_an_upward_import():
     g = {k: set(v) for k, v in import_graph().items()}
     # through another module: hockey -> numerics -> ledger (planted)
-    g["shuffledp.numerics"].add("shuffledp.ledger")
+    g["shuffledp.numerics"].add("shuffledp.accounting.ledger")
     bad = pairs_violations(g)
-    assert any(b.startswith("shuffledp.pairs.clone.hockey ->") and "shuffledp.ledger" in b
+    assert any(b.startswith("shuffledp.pairs.clone.hockey ->") and "shuffledp.accounting.ledger" in b
                for b in bad)
     assert not _above_pairs("shuffledp.boundsx") and _above_pairs("shuffledp.bounds.clones")
 
@@ -206,41 +206,40 @@ def test_no_private_name_is_imported_from_another_folder():
     assert not bad, f"private names imported across folders (give them public names): {bad}"
 
 
-#: The layers, lowest first: a module may import only from its own layer and those below
-#: (the physical folders still to come follow this table; ``fl.accounting`` is the FL
-#: demo's accounting — protocols and the central DP-SGD baseline, no argparse).
-LAYERS = [
-    ("core", ["errors", "_validate", "_lazy", "_memo", "_parallel", "_progress", "mechanisms",
-              "protocols", "relations", "results", "views", "spec"]),
-    ("numerics", ["numerics", "pld_fft"]),
-    ("pairs", ["pairs", "gparv", "gaussian_rdp"]),
-    ("compose", ["composition", "conversions", "composers"]),
-    ("bounds", ["bounds"]),
-    ("accounting", ["select", "accountant", "central", "ledger", "deployment", "calibrate",
-                    "baselines", "fl.accounting"]),
-    ("interop", ["ledger_io", "opacus", "flower"]),
-    ("apps", ["cli", "sweep", "report", "figures", "plots", "fl", "_cluster", "examples",
-              "example_files", "__main__"]),
-]
+#: The layers, lowest first: each is a folder of ``src/shuffledp``, and a module may
+#: import only from its own folder and the folders below (docs/architecture.md). The
+#: top level holds only the public API: ``__init__`` (what ``import shuffledp`` gives),
+#: ``__main__`` (``python -m shuffledp``) and the public paths of the integrations
+#: (``shuffledp.opacus``, ``shuffledp.flower``: the interop modules themselves); the
+#: example scripts shipped in ``examples/`` count as apps.
+LAYERS = ["core", "numerics", "pairs", "compose", "bounds", "accounting", "interop", "apps"]
+#: Top-level modules and the layer they count in (None: the public API, may import all).
+TOP_LEVEL = {"shuffledp": None, "shuffledp.__main__": None, "shuffledp.opacus": None,
+             "shuffledp.flower": None}
 
 
 def _layer(module: str):
+    if module in TOP_LEVEL:
+        return TOP_LEVEL[module]
     parts = module.split(".")[1:]
-    if not parts:
-        return None                               # the package itself: the public API
-    for i, (_, roots) in enumerate(LAYERS):
-        if ".".join(parts[:2]) in roots:
-            return i
-    for i, (_, roots) in enumerate(LAYERS):
-        if parts[0] in roots:
-            return i
-    raise AssertionError(f"module {module} is in no layer: add it to LAYERS")
+    if parts and parts[0] in LAYERS:
+        return LAYERS.index(parts[0])
+    if parts and parts[0] == "examples":          # scripts shipped as files for users
+        return LAYERS.index("apps")
+    raise AssertionError(f"module {module} is in no layer folder: move it into one of "
+                         f"{LAYERS} (or add a public alias to TOP_LEVEL)")
 
 
 def _upward(g) -> list:
-    return sorted((m, LAYERS[_layer(m)][0], d, LAYERS[_layer(d)][0])
+    return sorted((m, LAYERS[_layer(m)], d, LAYERS[_layer(d)])
                   for m, deps in g.items() if _layer(m) is not None
                   for d in deps if _layer(d) is not None and _layer(d) > _layer(m))
+
+
+def test_every_module_is_in_a_layer_folder():
+    for m in import_graph():
+        _layer(m)                                 # raises for a module outside the folders
+    assert _layer("shuffledp.core.results") == 0 and _layer("shuffledp.apps.fl.sim") == 7
 
 
 def test_imports_only_go_down_the_layers():
@@ -250,5 +249,5 @@ def test_imports_only_go_down_the_layers():
 
 def test_an_upward_import_is_caught():
     g = import_graph()
-    g["shuffledp.pairs.law"] = set(g["shuffledp.pairs.law"]) | {"shuffledp.select"}
-    assert _upward(g) == [("shuffledp.pairs.law", "pairs", "shuffledp.select", "accounting")]
+    g["shuffledp.pairs.law"] = set(g["shuffledp.pairs.law"]) | {"shuffledp.accounting.select"}
+    assert _upward(g) == [("shuffledp.pairs.law", "pairs", "shuffledp.accounting.select", "accounting")]

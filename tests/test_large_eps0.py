@@ -460,8 +460,8 @@ def test_fmt20_rdp_curve_has_no_jump_at_high_orders():
 
 def test_trimmed_clone_tiny_sigma_refuses_cleanly():
     from shuffledp.bounds import get
-    from shuffledp.select import bound_answer
-    from shuffledp.views import EpsilonAt
+    from shuffledp.accounting.select import bound_answer
+    from shuffledp.core.views import EpsilonAt
     proto = sd.Shuffle(sd.Gaussian(0.01), n=1000)
     with pytest.raises(sd.NotApplicableError, match="sigma"):
         bound_answer(get("trimmed-clone"), proto, EpsilonAt(1e-6))

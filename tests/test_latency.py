@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shuffledp as sd
-from shuffledp import conversions as C
+from shuffledp.compose import conversions as C
 from shuffledp.bounds import get
 from shuffledp.bounds.clones import PAIR_MAX_N
 
 
 def _full_minimum(proto, delta, rounds):
     """Every default upper bound asked by name (no cross-bound pruning), minimum taken."""
-    ok, _ = sd.accountant.applicable(proto)
+    ok, _ = sd.accounting.accountant.applicable(proto)
     vals = {}
     for b in ok:
         if b.kind != "upper" or not b.default:

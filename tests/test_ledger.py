@@ -16,9 +16,9 @@ from scipy import integrate, stats
 
 import oracle
 import shuffledp as sd
-from shuffledp import composers
-from shuffledp import composition as comp
-from shuffledp.errors import NotApplicableError
+from shuffledp import compose as composers
+from shuffledp.compose import composition as comp
+from shuffledp.core.errors import NotApplicableError
 
 needs_pld = pytest.mark.skipif(comp.pld_unavailable_reason() is not None,
                                reason="dp-accounting (the pld extra) is not installed")
@@ -348,7 +348,7 @@ def test_to_dict_round_trip_and_json():
 
 
 def test_cli_compose_json_ledger(tmp_path, capsys):
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     f = tmp_path / "b.json"
     f.write_text(json.dumps({"format": "shuffledp-ledger", "version": 1, "delta": 1e-6, "entries": [
         {"rounds": 2, "shuffle": {"n": 1000, "mechanism": {"type": "ldp", "eps0": 1.0}}},
@@ -361,7 +361,7 @@ def test_cli_compose_json_ledger(tmp_path, capsys):
 
 
 def test_cli_compose_bad_file(tmp_path, capsys):
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     f = tmp_path / "b.toml"
     f.write_text('format = "shuffledp-ledger"\n[[entries]]\nrounds = 1\n')
     assert main(["compose", str(f), "--delta", "1e-6"]) == 2
@@ -391,7 +391,7 @@ def test_readme_mixed_budget_and_the_same_from_toml(capsys):
     import pathlib
     import re
 
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     root = pathlib.Path(__file__).resolve().parents[1]
     block = [b for b in re.findall(r"```python\n(.*?)```", (root / "README.md").read_text(), re.S)
              if "sd.Accountant()" in b][0]

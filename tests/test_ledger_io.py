@@ -3,7 +3,7 @@ file (``Accountant.to_dict`` / ``from_dict``, JSON).
 
 The kinds are enumerated from the package (the ``Mechanism`` and ``Sampling`` unions and
 what ``Shuffle`` accepts), so a mechanism added later without storage support fails here
-until it gets an example below and a line in ``shuffledp.spec``.
+until it gets an example below and a line in ``shuffledp.core.spec``.
 """
 
 import json
@@ -12,7 +12,7 @@ import typing
 import pytest
 
 import shuffledp as sd
-from shuffledp import mechanisms, protocols, spec
+from shuffledp.core import mechanisms, protocols, spec
 
 EXAMPLES = {
     sd.LDP: [sd.LDP(1.0)],
@@ -38,7 +38,7 @@ def test_every_accepted_kind_has_an_example():
     assert set(typing.get_args(mechanisms.Mechanism)) == accepted
     assert _public(mechanisms) <= accepted
     missing = accepted - set(EXAMPLES)
-    assert not missing, f"add an example here and storage in shuffledp.spec for: {missing}"
+    assert not missing, f"add an example here and storage in shuffledp.core.spec for: {missing}"
     samplings = set(typing.get_args(protocols.Sampling)) | {type(None)}
     assert (_public(protocols) - {sd.Shuffle}) <= samplings
     assert samplings == set(SAMPLINGS)

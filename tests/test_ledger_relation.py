@@ -10,8 +10,8 @@ import json
 import pytest
 
 import shuffledp as sd
-from shuffledp import composition as comp
-from shuffledp.errors import NotApplicableError
+from shuffledp.compose import composition as comp
+from shuffledp.core.errors import NotApplicableError
 
 needs_pld = pytest.mark.skipif(comp.pld_unavailable_reason() is not None,
                                reason="dp-accounting (the pld extra) is not installed")
@@ -153,7 +153,7 @@ def test_to_dp_accounting_under_add_remove():
 
 
 def test_compose_cli_relation(tmp_path, capsys):
-    from shuffledp.cli import main
+    from shuffledp.apps.cli import main
     f = tmp_path / "l.toml"
     f.write_text('format = "shuffledp-ledger"\nversion = 1\nrelation = "add_or_remove_one"\n'
                  '[[entries]]\nrounds = 3\nshuffle = {n = 10000, mechanism = {type = "ldp", '

@@ -11,7 +11,7 @@ import importlib
 import pathlib
 
 import shuffledp as sd
-from shuffledp import _memo
+from shuffledp.core import _memo
 
 SRC = pathlib.Path(sd.__file__).resolve().parent
 DECORATORS = {"lru_cache", "cache", "memo"}

@@ -10,8 +10,8 @@ import json
 import pytest
 
 import shuffledp as sd
-from shuffledp.cli import main
-from shuffledp.ledger_io import ledger_from_dict
+from shuffledp.apps.cli import main
+from shuffledp.interop.ledger_io import ledger_from_dict
 
 MNIST = dict(n=60_000, sampling=sd.CheckIn(0.1))
 
@@ -131,7 +131,7 @@ def test_report_section_6_same_noise_multiplier_and_relations(tmp_path):
     values are dp_accounting's own, computed here at GaussianDpEvent(5)."""
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting import pld, rdp
-    from shuffledp import report
+    from shuffledp.apps import report
     info = report.build({"name": "fl", "sections": ["gaussian"]}, str(tmp_path), progress=False)
     md = " ".join((tmp_path / "report.md").read_text().split())
     assert "noise multiplier 5 = sigma 2.5 per unit l2 diameter" in md

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("opacus")
 
 import shuffledp as sd  # noqa: E402
-from shuffledp.opacus import (  # noqa: E402
+from shuffledp.interop.opacus import (  # noqa: E402
     CentralNoiseError, CentralNoiseWarning, ClientNoiseDPOptimizer, ShuffleAccountant,
     ShufflePrivacyEngine, step_protocol)
 

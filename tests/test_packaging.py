@@ -16,8 +16,8 @@ import zipfile
 
 import pytest
 
-from shuffledp import example_files
-from shuffledp.cli import main
+from shuffledp.apps import example_files
+from shuffledp.apps.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "src" / "shuffledp" / "examples"
@@ -59,13 +59,13 @@ def test_example_unknown_name_suggests_the_closest(capsys):
 
 def test_shipped_ledger_is_a_valid_ledger():
     pytest.importorskip("dp_accounting")          # its third entry is a central event
-    from shuffledp import ledger_io
+    from shuffledp.interop import ledger_io
     acc, data = ledger_io.load_ledger(str(EXAMPLES / "budget.toml"))
     assert data["delta"] == 1e-6 and len(acc.entries) == 3
 
 
 def test_shipped_scenario_and_scripts_are_valid_inputs():
-    from shuffledp import report
+    from shuffledp.apps import report
     sc = report.load_scenario(str(EXAMPLES / "scenario.toml"))
     assert sc["n"] == 50000 and "calibration" in sc["sections"]
     for script in EXAMPLES.glob("*.py"):

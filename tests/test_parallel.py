@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import _parallel
+from shuffledp.core import _parallel
 from shuffledp.pairs import blanket
 
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oracle
-from shuffledp import composition as comp
-from shuffledp import pld_fft as pf
+from shuffledp.compose import composition as comp
+from shuffledp.numerics import pld_fft as pf
 
 mp.mp.dps = 50
 
@@ -155,8 +155,8 @@ def test_clone_pair_far_tail_does_not_widen_the_fft():
     at loss ε0; kept, it made the tilted law 4.2 million points wide (11 s)."""
     import shuffledp as sd
     from shuffledp.bounds import get
-    from shuffledp.select import bound_answer
-    from shuffledp.views import EpsilonAt
+    from shuffledp.accounting.select import bound_answer
+    from shuffledp.core.views import EpsilonAt
     proto = sd.Shuffle(sd.RandomizedResponse(1.0, 4), n=10**8)
     o = bound_answer(get("fmt20"), proto, EpsilonAt(1e-12), 10, "pld")
     assert o.details["fft_length"] < 20_000

@@ -24,7 +24,7 @@ def test_readme_python_blocks_run():
 
 
 def test_readme_cli_commands_parse():
-    from shuffledp.cli import build_parser
+    from shuffledp.apps.cli import build_parser
     text = README.read_text()
     cli = re.findall(r"^shuffledp (.*?)(?:\s+#.*)?$", text, re.M)
     assert len(cli) >= 5

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from shuffledp import report, sweep, figures
-from shuffledp.cli import main
+from shuffledp.apps import report, sweep, figures
+from shuffledp.apps.cli import main
 
 SMALL = {"name": "small", "n": 2000, "eps0": [0.5, 2.0], "mechanisms": ["ldp", "rr:3"],
          "rounds": [1, 10], "n_grid": [1000, 5000], "orders": [2, 4, 8],
@@ -94,7 +94,7 @@ def test_figure_girgis_composition(tmp_path):
 import re  # noqa: E402
 
 import shuffledp as sd  # noqa: E402
-from shuffledp import plots  # noqa: E402
+from shuffledp.apps import plots  # noqa: E402
 
 FAST = {"name": "fast", "n": 2000, "eps0": [0.5, 2.0], "mechanisms": ["ldp", "rr:3"],
         "rounds": [1, 10], "n_grid": [1000, 5000], "orders": [2, 4, 8],

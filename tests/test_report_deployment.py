@@ -7,7 +7,7 @@ import csv
 import pytest
 
 import shuffledp as sd
-from shuffledp import report
+from shuffledp.apps import report
 
 
 @pytest.mark.parametrize("bad, words", [

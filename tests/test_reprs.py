@@ -1,7 +1,7 @@
 """What a notebook or a console shows for results: readable reprs, HTML, whole names."""
 
 import shuffledp as sd
-from shuffledp.ledger import EntryShare, LedgerResult
+from shuffledp.accounting.ledger import EntryShare, LedgerResult
 
 LONG = "dp_accounting:PoissonSampledDpEvent"
 

@@ -338,7 +338,7 @@ def test_gaussian_unamplified_mixture():
 
 def test_trimmed_hidden_charges_participants_only():
     hp, cg = trimmed_hidden(1000, 5.0, 1.5, rate=0.1)
-    from shuffledp import gaussian_rdp as G
+    from shuffledp.pairs import gaussian_rdp as G
     assert cg == pytest.approx(1 - 100 * G.gaussian_delta(5.0, 1.5), rel=1e-12)
     hp2, cg2 = trimmed_hidden(1000, 5.0, 1.5, size=100)
     assert cg2 == pytest.approx(cg, rel=1e-12)

@@ -10,8 +10,8 @@ import os
 import pytest
 
 import shuffledp as sd
-from shuffledp import sweep
-from shuffledp.cli import main
+from shuffledp.apps import sweep
+from shuffledp.apps.cli import main
 
 SMALL = ["--eps0", "0.5,1", "--n", "1000,3000", "--delta", "1e-6", "--rounds", "1,4"]
 
@@ -321,7 +321,7 @@ def test_ray_missing_is_a_clear_error(tmp_path, capsys, monkeypatch):
 
 
 def test_report_sweeps_on_a_dask_cluster_give_the_same_tables(tmp_path, dask_cluster):
-    from shuffledp import report
+    from shuffledp.apps import report
     sc = {"n": 2000, "eps0": [0.5, 1.0], "mechanisms": ["ldp"], "n_grid": [1000, 2000],
           "sections": ["eps0", "n"]}
     here = report.build(sc, str(tmp_path / "a"), progress=False)

@@ -9,8 +9,8 @@ import csv
 import pytest
 
 import shuffledp as sd
-from shuffledp import sweep
-from shuffledp.cli import main
+from shuffledp.apps import sweep
+from shuffledp.apps.cli import main
 
 CAL = ["--calibrate", "eps0", "--epsilon", "0.5,1", "--mechanism", "ldp,rr:3",
        "--n", "2000", "--delta", "1e-6"]

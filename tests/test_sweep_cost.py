@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import conversions as C
+from shuffledp.compose import conversions as C
 from shuffledp.bounds import get
-from shuffledp import composers
-from shuffledp.views import EpsilonAt, RdpView
+from shuffledp import compose as composers
+from shuffledp.core.views import EpsilonAt, RdpView
 
 
 def _rr_atoms(eps):

@@ -12,8 +12,8 @@ import re
 import pytest
 
 import shuffledp as sd
-from shuffledp import report, sweep
-from shuffledp.cli import main
+from shuffledp.apps import report, sweep
+from shuffledp.apps.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RR = sd.Shuffle(sd.RandomizedResponse(1.0, 2), n=200)
@@ -291,7 +291,7 @@ def test_trimmed_clone_lemma_is_documented():
 def test_result_says_when_the_pld_route_is_missing(monkeypatch):
     # Upper bounds compose their own PLD (numpy only); without dp-accounting only the
     # lower bounds' optimistic PLD over several rounds is missing, and the result says so.
-    from shuffledp import composition
+    from shuffledp.compose import composition
     monkeypatch.setattr(composition, "pld_unavailable_reason",
                         lambda: "PLD composition needs dp-accounting")
     proto = sd.Shuffle(sd.RandomizedResponse(1.0, 2), 300)

@@ -6,15 +6,16 @@
 'upper'
 """
 
-from .mechanisms import LDP, Gaussian, Randomizer, RandomizedResponse
-from .mechanisms import OUE, RAPPOR, HadamardResponse, LocalHashing
-from .protocols import CheckIn, Shuffle, WithoutReplacement
-from .errors import NotApplicableError
-from .results import Candidate, RdpCurve, Result
-from .accountant import delta, epsilon, rdp
-from .ledger import Accountant, LedgerResult, to_dp_accounting
-from . import bounds, calibrate
-from ._memo import clear_caches
+from .core.mechanisms import LDP, Gaussian, Randomizer, RandomizedResponse
+from .core.mechanisms import OUE, RAPPOR, HadamardResponse, LocalHashing
+from .core.protocols import CheckIn, Shuffle, WithoutReplacement
+from .core.errors import NotApplicableError
+from .core.results import Candidate, RdpCurve, Result
+from .accounting.accountant import delta, epsilon, rdp
+from .accounting.ledger import Accountant, LedgerResult, to_dp_accounting
+from . import bounds
+from .accounting import calibrate
+from .core._memo import clear_caches
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
 """``python -m shuffledp``: the same as the ``shuffledp`` command."""
 
-from .cli import main
+from .apps.cli import main
 
 raise SystemExit(main())

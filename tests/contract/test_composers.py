@@ -1,6 +1,6 @@
 """The contract every registered composer obeys, over a small table of one-round views.
 
-Parametrised over ``shuffledp.composers.ids()`` at collection time, so a composer
+Parametrised over ``shuffledp.compose.ids()`` at collection time, so a composer
 registered later is run through every check without editing this file (except to say, in
 ``ONE_ROUND``, what it gives for a single round). A composer takes ``[(view, count), ...]``
 and must:
@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp import composers
-from shuffledp import composition as comp
+from shuffledp import compose as composers
+from shuffledp.compose import composition as comp
 from shuffledp.bounds import get
-from shuffledp.errors import NotApplicableError
+from shuffledp.core.errors import NotApplicableError
 
 #: What a composer reads for a single round, and so what it must give at T = 1:
 #: "dp" — the view's single-round (ε, δ) curve: the same numbers;

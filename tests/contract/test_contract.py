@@ -2,7 +2,7 @@
 
 Parametrised over ``shuffledp.bounds.ids()`` at collection time, so a bound registered by
 any module (today's or a later one) is run through every check without editing this file.
-A new bound must declare ``scope`` (a key of ``shuffledp.results.SCOPES``); its
+A new bound must declare ``scope`` (a key of ``shuffledp.core.results.SCOPES``); its
 ``valid_for`` sentence must not claim a broader class than that scope, and an upper bound
 must refuse (``check``) every protocol whose randomizer lies outside its scope.
 
@@ -23,8 +23,8 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.bounds import get, ids
-from shuffledp.errors import NotApplicableError
-from shuffledp.results import COMPOSITIONS, KINDS, SCOPES
+from shuffledp.core.errors import NotApplicableError
+from shuffledp.core.results import COMPOSITIONS, KINDS, SCOPES
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 import oracle  # noqa: E402

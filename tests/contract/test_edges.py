@@ -29,7 +29,7 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.bounds import get, ids
-from shuffledp.errors import NotApplicableError
+from shuffledp.core.errors import NotApplicableError
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 import oracle  # noqa: E402

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .. import gaussian_rdp as G
-from ..mechanisms import Gaussian, LocalRandomizer
+from ..pairs import gaussian_rdp as G
+from ..core.mechanisms import Gaussian, LocalRandomizer
 from ..numerics import bisect
-from ..protocols import CheckIn
+from ..core.protocols import CheckIn
 
 __all__ = ["KOV15_OFF", "probe_member", "ldp_reason", "no_sampling_reason", "gaussian_reason",
            "participation", "rate_size", "note_users", "eps0_range", "pld_first_kov15_last",

@@ -27,16 +27,16 @@ import functools
 
 import numpy as np
 
-from .. import composers as _composers
+from .. import compose as _composers
 from ..pairs import addremove as ar
 from ..pairs.addremove_blanket import AddRemoveBlanket, MAX_N as BLANKET_AR_MAX_N
 from ..pairs.adapter import views_of
 from ..pairs.trimmed import trimmed_addremove_pair
-from ..protocols import CheckIn
-from ..relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
+from ..core.protocols import CheckIn
+from ..core.relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
 from ._common import KOV15_OFF, eps0_range, gaussian_reason, ldp_reason, probe_member
 from ..numerics import golden
-from ..views import EpsilonAt, FamilyView
+from ..core.views import EpsilonAt, FamilyView
 from .base import Bound, register
 
 __all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "BlanketAddRemove"]
@@ -182,7 +182,7 @@ def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyVie
     Which ε0 a composer gets: a golden search on that composer's own value (``iters``
     steps over T rounds, 3× for one round; a δ question 4 more over T rounds and a second
     search around the best ε0: enough that δ(ε(δ)) ≤ δ)."""
-    from .. import gaussian_rdp as G
+    from ..pairs import gaussian_rdp as G
     N = max(min(n, ar.MAX_N) - 1, 1)
 
     def member(x):
@@ -244,8 +244,8 @@ class BlanketAddRemove(Bound):
     def check(self, proto):
         from .blanket import MAX_EPS0, MAX_PAIRS
         from ..pairs.iid import ENUMERATE_MAX
-        from .. import gparv
-        from ..mechanisms import LDP, Randomizer
+        from ..pairs import gparv
+        from ..core.mechanisms import LDP, Randomizer
         r = ldp_reason(proto)
         if r:
             if proto.eps0 is None:

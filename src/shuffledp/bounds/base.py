@@ -9,12 +9,12 @@ this protocol, and if not, why?" (``check``) and offers one or more *views*:
 * a dominating pair: ``pld_atoms(proto) -> (logp, logq, tail_mass)`` (optional method).
 
 * a family of pairs indexed by ε0 (trimmed victims): ``family(proto, rounds)`` returning a
-  ``shuffledp.views.FamilyView`` (optional method).
+  ``shuffledp.core.views.FamilyView`` (optional method).
 
-``views(proto)`` wraps those methods as the views of ``shuffledp.views`` (the adapter: a
+``views(proto)`` wraps those methods as the views of ``shuffledp.core.views`` (the adapter: a
 bound written against the methods above needs nothing more). How T rounds combine is not
-decided here: the one selection loop (``shuffledp.select``) asks every registered composer
-(``shuffledp.composers``) whether it accepts the bound's views, runs the routes, and picks
+decided here: the one selection loop (``shuffledp.accounting.select``) asks every registered composer
+(``shuffledp.compose``) whether it accepts the bound's views, runs the routes, and picks
 the answer. A bound only *says* things to it: ``preferred_route``, ``order_routes``,
 ``proven_floor``, ``route_cost_reason``, ``route_details``, ``dominated_by``,
 ``annotate``, and routes of its own (``extra_routes`` answered by ``own_route``).
@@ -35,9 +35,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import conversions as _rdp
-from ..views import Ask, Outcome
-from ..errors import NotApplicableError
+from ..compose import conversions as _rdp
+from ..core.views import Ask, Outcome
+from ..core.errors import NotApplicableError
 from ..numerics import bisect_certified
 
 __all__ = ["Bound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "ids"]
@@ -75,10 +75,10 @@ class Bound:
     title: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     #: Short name of the class of randomizers the bound's numbers hold for (a key of
-    #: ``shuffledp.results.SCOPES``). ``valid_for`` must never claim more than it; the
+    #: ``shuffledp.core.results.SCOPES``). ``valid_for`` must never claim more than it; the
     #: contract tests check every registered bound against it.
     scope: ClassVar[str] = ""
-    #: Neighbouring relations the bound is derived for (``shuffledp.relations``). A bound
+    #: Neighbouring relations the bound is derived for (``shuffledp.core.relations``). A bound
     #: is refused under any other relation (``relation_reason``).
     relations: ClassVar[tuple] = ("replace_one",)
 
@@ -188,7 +188,7 @@ class Bound:
     # ----- the accountant's questions ------------------------------------------------
     def views(self, proto, **kw):
         """The views of one round of ``proto`` (an adapter over the methods above)."""
-        from ..views import BoundViews
+        from ..core.views import BoundViews
         return BoundViews(self, proto, **kw)
 
     def extra_routes(self, rounds: int) -> list[str]:

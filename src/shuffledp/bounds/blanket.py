@@ -3,7 +3,7 @@ r"""The privacy-blanket bound for one concrete randomizer, computed with certifi
 Balle, Bell, Gascón, Nissim, "The privacy blanket of the shuffle model", CRYPTO 2019
 (arXiv:1903.02837), in the exact form of Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414,
 the generalized privacy-amplification random variable): for an ordered victim pair
-(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.gparv``),
+(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.pairs.gparv``),
 
     δ_{x,x'}(ε) ≤ E[(G_1 + … + G_n)_+] / n,
 
@@ -26,12 +26,12 @@ import math
 
 import numpy as np
 
-from ..mechanisms import LDP, RandomizedResponse, Randomizer
-from .. import gparv
+from ..core.mechanisms import LDP, RandomizedResponse, Randomizer
+from ..pairs import gparv
 from ..pairs.blanket import BlanketPair, blanket_delta, blanket_epsilon, blanket_pairs, fdp_pair
-from ..protocols import CheckIn, WithoutReplacement
+from ..core.protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
-from ..views import EpsilonAt
+from ..core.views import EpsilonAt
 from .base import Bound, register
 
 __all__ = ["Blanket"]

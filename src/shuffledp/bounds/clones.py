@@ -26,14 +26,14 @@ import functools
 import math
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core._lazy import special  # scipy.special on first use (import time)
 
 from ..pairs import clone as cp
-from ..errors import NotApplicableError
-from ..mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
+from ..core.errors import NotApplicableError
+from ..core.mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
 from ._common import ldp_reason, no_sampling_reason, pld_first_kov15_last
-from ..views import EpsilonAt
+from ..core.views import EpsilonAt
 from .base import Bound, register
 
 __all__ = ["fmt20_closed_epsilon", "fmt23_closed_epsilon", "fmt20_closed_condition",
@@ -306,7 +306,7 @@ class _PairBound(Bound):
         δ_T(beat) exceeds δ, the pair's ε_T(δ) is above beat. δ question: if it is at
         least beat at the asked ε. ~0.05–0.2 s; decides only what is skipped.
         """
-        from .. import pld_fft as pf
+        from ..numerics import pld_fft as pf
         solves_eps, x = isinstance(ask, EpsilonAt), ask.given
         try:
             pair = self.pair(proto)
@@ -316,7 +316,7 @@ class _PairBound(Bound):
                 # clearly below beat. (A heuristic that only saves the attempt; the floor
                 # decides.) Var L from a coarser floor pair (FLOOR_SCREEN_ATOMS: within
                 # 0.2 % of the full one's, 4-30x cheaper to build).
-                from ..gaussian_rdp import gaussian_epsilon
+                from ..pairs.gaussian_rdp import gaussian_epsilon
                 m = _floor_moments(pair)
                 if m is None or m[1] <= 0.0:
                     return False
@@ -391,7 +391,7 @@ def _floor_screen_atoms(pair):
 
 @functools.lru_cache(maxsize=8)
 def _floor_moments(pair):
-    from .. import pld_fft as pf
+    from ..numerics import pld_fft as pf
     lp, ell = _floor_screen_atoms(pair)
     return pf.loss_moments(lp, lp - ell)
 

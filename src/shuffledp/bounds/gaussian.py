@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 
-from .. import gaussian_rdp as K
-from .. import conversions as _rdp
-from ..mechanisms import Gaussian
+from ..pairs import gaussian_rdp as K
+from ..compose import conversions as _rdp
+from ..core.mechanisms import Gaussian
 from ..numerics import round_up
-from ..protocols import CheckIn, WithoutReplacement
-from ..views import EpsilonAt
+from ..core.protocols import CheckIn, WithoutReplacement
+from ..core.views import EpsilonAt
 from ._common import gaussian_reason, participation
 from .base import Bound, Outcome, register
 

@@ -20,10 +20,10 @@ import functools
 import math
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core._lazy import special  # scipy.special on first use (import time)
 
-from ..errors import NotApplicableError
-from ..mechanisms import LDP, RandomizedResponse
+from ..core.errors import NotApplicableError
+from ..core.mechanisms import LDP, RandomizedResponse
 from ..numerics import (binom_logpmf, hockey_stick_lower, log1pexp, log_pow_minus_tangent,
                         logsumexp, round_up)
 from ._common import ldp_reason, no_sampling_reason

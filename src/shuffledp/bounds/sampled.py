@@ -27,15 +27,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import conversions as _rdp
-from .. import gaussian_rdp as G
+from ..compose import conversions as _rdp
+from ..pairs import gaussian_rdp as G
 from ..numerics import golden
 from ..pairs import clone as cp
 from ..pairs.adapter import views_of
 from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
-from ..protocols import CheckIn, WithoutReplacement
-from ..views import EpsilonAt, FamilyView
+from ..core.protocols import CheckIn, WithoutReplacement
+from ..core.views import EpsilonAt, FamilyView
 from ._common import (KOV15_OFF, PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users,
                       pld_first_kov15_last, probe_member, rate_size)
 from .base import Bound, get, register

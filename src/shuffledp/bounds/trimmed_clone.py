@@ -23,14 +23,14 @@ import functools
 import math
 from dataclasses import replace
 
-from .. import gaussian_rdp as G
-from .. import conversions as _rdp
+from ..pairs import gaussian_rdp as G
+from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
 from ..pairs.clone import fmt20_pair, pair_rdp
 from ..pairs.trimmed import TrimmedPair, trimmed_pair
-from ..protocols import CheckIn
+from ..core.protocols import CheckIn
 from ..numerics import golden
-from ..views import EpsilonAt, FamilyView, RdpView
+from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
 from ._common import KOV15_OFF, eps0_range, gaussian_reason, note_users, probe_member
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core._lazy import special  # scipy.special on first use (import time)
 
 from ..numerics import round_up
 from ._common import ldp_reason

@@ -28,7 +28,7 @@ _DATA = {}
 def _digits():
     # Once per process (the server and each Ray worker): the demo's fixed split.
     if "d" not in _DATA:
-        from shuffledp.fl.data import load_digits
+        from shuffledp.apps.fl.data import load_digits
         _DATA["d"] = load_digits()
     return _DATA["d"]
 
@@ -36,7 +36,7 @@ def _digits():
 def _model(seed, hidden):
     import torch
 
-    from shuffledp.fl.sim import make_model
+    from shuffledp.apps.fl.sim import make_model
     d = _digits()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -21,8 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._lazy import special  # scipy.special on first use (import time)
-from .._memo import register
+from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._memo import register
 from .rounding import U as _U
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core._lazy import special  # scipy.special on first use (import time)
 
 __all__ = ["log_binom_coef", "logsumexp", "logsumexp_rows", "log1pexp", "logexpm1", "expm1mx", "log1pmx",
            "pow_minus_tangent", "log_pow_minus_tangent"]

@@ -1,6 +1,6 @@
 r"""ONE adapter from any ``Pair`` (``pairs/base.py``) to the views composers read.
 
-``views_of(pair, kind=...)`` returns the views of ONE round (``shuffledp.views``): an
+``views_of(pair, kind=...)`` returns the views of ONE round (``shuffledp.core.views``): an
 ``RdpView`` when the pair has ``rdp``, a ``DpView`` always, a ``PldView`` when it has
 ``pld_atoms``; a view's existence is the capability. The numbers are the pair's own,
 unchanged (the adapter wraps, never recomputes), so a composer given these views composes
@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..views import DpView, PldView, RdpView
+from ..core.views import DpView, PldView, RdpView
 from .base import ChargedPair, PldPair, RdpPair
 
 __all__ = ["PairViews", "views_of", "pure_epsilon_of"]

@@ -47,8 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validate as v
-from .._memo import memo
+from ..core import _validate as v
+from ..core._memo import memo
 from ..numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_root_certified,
                        hockey_stick, round_up)
 

@@ -20,7 +20,7 @@ B = 1/(1 − γ) on ⊥, A = R(x)(y)/min_u R(u)(y) and B = 0 on a report y. B va
 report: with probability γ^n-ish no ⊥ is drawn and the loss is infinite (the count of
 reports reveals the victim), so the pair has no Rényi view.
 
-The atoms are those of the replace-one blanket (``shuffledp.gparv``), read for the victim
+The atoms are those of the replace-one blanket (``shuffledp.pairs.gparv``), read for the victim
 input only; δ(ε) is ``pairs.blanket``'s certified maximum over victim inputs and directions.
 """
 
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import gparv
+from . import gparv
 from ..numerics import falling_root_certified, round_up
-from .._parallel import pmap
+from ..core._parallel import pmap
 from .blanket import PLD_TAIL, _gauss_mu, _hull_masses, _max_over_pairs
 
 __all__ = ["AddRemoveBlanket", "addremove_blanket_pairs", "curve_pair", "MAX_N"]

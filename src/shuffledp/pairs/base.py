@@ -4,7 +4,7 @@ A pair describes ONE round of a protocol on two neighbouring datasets by two dis
 P (under X0) and Q (under X1), or by a pair that *dominates* them (every hockey-stick
 curve at or above theirs: Zhu, Dong, Wang, AISTATS 2022, Def. 8). The bounds of
 ``shuffledp.bounds`` build pairs; the adapter (``pairs/adapter.py``) turns any pair into
-the views composers read (``shuffledp.views``). Pairs sit below bounds and composers: they
+the views composers read (``shuffledp.core.views``). Pairs sit below bounds and composers: they
 import only records, numerics and each other.
 
 Units and meaning, for every method:

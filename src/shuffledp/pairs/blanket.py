@@ -3,7 +3,7 @@ r"""The privacy-blanket bound for one concrete randomizer, computed with certifi
 Balle, Bell, Gascón, Nissim, "The privacy blanket of the shuffle model", CRYPTO 2019
 (arXiv:1903.02837), in the exact form of Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414,
 the generalized privacy-amplification random variable): for an ordered victim pair
-(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.gparv``),
+(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.pairs.gparv``),
 
     δ_{x,x'}(ε) ≤ E[(G_1 + … + G_n)_+] / n,
 
@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import gparv
-from .._lazy import special  # scipy.special on first use (import time)
-from .._parallel import parallel, pmap, threads
+from . import gparv
+from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._parallel import parallel, pmap, threads
 from ..numerics import increasing_root, round_up
-from ..protocols import CheckIn
+from ..core.protocols import CheckIn
 from . import iid
 
 __all__ = ["BlanketPair", "blanket_pairs", "blanket_delta", "blanket_epsilon", "fdp_pair"]

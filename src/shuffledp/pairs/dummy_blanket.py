@@ -41,8 +41,8 @@ import math
 
 import numpy as np
 
-from .. import gparv
-from ..mechanisms import RandomizedResponse, Randomizer
+from . import gparv
+from ..core.mechanisms import RandomizedResponse, Randomizer
 from . import iid
 
 __all__ = ["blanket_weight", "in_row_hull", "delta", "epsilon", "output_count"]

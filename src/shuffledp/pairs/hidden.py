@@ -50,8 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validate as v
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core import _validate as v
+from ..core._lazy import special  # scipy.special on first use (import time)
 from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
                         binom_logpmf_pairs, binom_tail_mass, binom_window,
                         falling_root_certified, half_binom_logpmf_runs, round_up)

@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from .._lazy import special  # scipy.special on first use (import time)
+from ..core._lazy import special  # scipy.special on first use (import time)
 from ..numerics import (circular_run, fft_power, fft_power_product, fft_powers,
                        increasing_root, next_fast_len)
 

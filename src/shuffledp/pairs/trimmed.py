@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import gaussian_rdp as G
+from . import gaussian_rdp as G
 from .addremove import MAX_N as AR_MAX_N
 from .addremove import AddRemovePair, addremove_pair
 from .clone import ClonePair

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from ... import _validate as v
-from ..._lazy import special  # scipy.special on first use (import time)
-from ...mechanisms import MAX_EPS0
+from ...core import _validate as v
+from ...core._lazy import special  # scipy.special on first use (import time)
+from ...core.mechanisms import MAX_EPS0
 from ..law import Bias
 from .pair import ClonePair
 

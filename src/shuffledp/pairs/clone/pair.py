@@ -39,9 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import _validate as v
+from ...core import _validate as v
 from ..law import Bias
-from ..._memo import memo
+from ...core._memo import memo
 from .atoms import pair_pld_atoms
 from .hockey import pair_delta, pair_epsilon
 from .renyi import pair_rdp

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from ..._lazy import special  # scipy.special on first use (import time)
-from ..._memo import register
+from ...core._lazy import special  # scipy.special on first use (import time)
+from ...core._memo import register
 from ...numerics import REL_SLACK, binom_logpmf, binom_window, half_binom_logpmf_runs
 from .slices import _log_tails
 

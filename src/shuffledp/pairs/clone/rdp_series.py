@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..._memo import register
+from ...core._memo import register
 from ...numerics import rademacher_log_moments
 from .rdp_points import _exp_log_sum, _rdp_window
 

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ..._lazy import special  # scipy.special on first use (import time)
-from ..._memo import register
+from ...core._lazy import special  # scipy.special on first use (import time)
+from ...core._memo import register
 from ...numerics import round_up
 from .hockey import _need_g0
 from .rdp_points import (RDP_POINT_BUDGET, _LINEAR_MAX, _chunk_logw, _exp_log_sum,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._lazy import special  # scipy.special on first use (import time)
+from ...core._lazy import special  # scipy.special on first use (import time)
 from ...numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_log_tail_bound, binom_logpmf,
                          binom_sf_bounds, binom_window, half_binom_logpmf)
 

@@ -1,0 +1,1 @@
+"""The accounting layer of shuffledp (docs/architecture.md)."""

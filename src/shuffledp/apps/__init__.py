@@ -1,0 +1,1 @@
+"""The apps layer of shuffledp (docs/architecture.md)."""

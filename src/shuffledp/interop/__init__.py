@@ -1,0 +1,1 @@
+"""The interop layer of shuffledp (docs/architecture.md)."""
