@@ -57,7 +57,7 @@ from ..core.mechanisms import LDP, Gaussian
 from ..core.protocols import Shuffle, WithoutReplacement
 from ..core.views import EpsilonAt
 
-__all__ = ["Reduction", "reductions", "refusals", "plan"]
+__all__ = ["Reduction", "reductions", "refusals", "plan", "label_for", "direct_dummies"]
 
 
 @dataclass(frozen=True)
