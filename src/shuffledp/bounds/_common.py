@@ -7,8 +7,8 @@ from ..core.mechanisms import Gaussian, LocalRandomizer
 from ..numerics import bisect
 from ..core.protocols import CheckIn
 
-__all__ = ["KOV15_OFF", "probe_member", "ldp_reason", "no_sampling_reason", "gaussian_reason",
-           "participation", "rate_size", "note_users", "eps0_range", "pld_first_kov15_last",
+__all__ = ["KOV15_OFF", "TrimmedFamilyRoutes", "probe_member", "ldp_reason",
+           "no_sampling_reason", "gaussian_reason", "participation", "rate_size", "note_users", "eps0_range", "pld_first_kov15_last",
            "PARTICIPATION_NOTE"]
 
 PARTICIPATION_NOTE = ("the server sees the participants' shuffled reports and their number, "
@@ -109,3 +109,16 @@ def probe_member(member, lo: float, hi: float, untrimmed):
 KOV15_OFF = ("not evaluated by default over a trimmed pair: its split search needs ~30 "
              "single-round roots of exact pair sums at the chosen eps0, and the pair's own "
              "PLD and RDP routes compose the same pair; ask composition='kov15' to run it")
+
+
+class TrimmedFamilyRoutes:
+    """Mix-in of the three trimmed Gaussian bounds (a family of pairs, one per ε0): which of
+    the composers' routes the default search leaves out, and why."""
+
+    def route_cost_reason(self, proto, rounds, route):
+        if rounds == 1 and route != "none":
+            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
+                    "discretisation of it")
+        if route == "kov15":
+            return KOV15_OFF
+        return super().route_cost_reason(proto, rounds, route)

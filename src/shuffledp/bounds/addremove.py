@@ -34,7 +34,7 @@ from ..pairs.adapter import views_of
 from ..pairs.trimmed import trimmed_addremove_pair
 from ..core.protocols import CheckIn
 from ..core.relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
-from ._common import KOV15_OFF, eps0_range, gaussian_reason, ldp_reason, probe_member
+from ._common import TrimmedFamilyRoutes, eps0_range, gaussian_reason, ldp_reason, probe_member
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView
 from .base import Bound, register
@@ -120,7 +120,7 @@ class FMT20AddRemove(Bound):
 # The Gaussian: the trimmed victim (docs/relations.md, "The Gaussian under add/remove")
 # ----------------------------------------------------------------------------------------
 @register
-class TrimmedCloneAddRemove(Bound):
+class TrimmedCloneAddRemove(TrimmedFamilyRoutes, Bound):
     id = "trimmed-clone-addremove"
     scope = "l2"
     kind = "upper"
@@ -141,14 +141,6 @@ class TrimmedCloneAddRemove(Bound):
         return ("any inputs of l2 diameter <= 1, any dimension (only the Gaussian's "
                 "(eps0, delta0) curve is used); add/remove neighbours; the server sees the "
                 "participants' shuffled reports and their number, not who took part")
-
-    def route_cost_reason(self, proto, rounds, route):
-        if rounds == 1 and route != "none":
-            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
-                    "discretisation of it")
-        if route == "kov15":
-            return KOV15_OFF
-        return super().route_cost_reason(proto, rounds, route)
 
     def family(self, proto, rounds: int) -> FamilyView:
         """One add/remove trimmed pair per ε0 (``addremove_family``)."""

@@ -36,8 +36,8 @@ from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..core.protocols import CheckIn, WithoutReplacement
 from ..core.views import EpsilonAt, FamilyView
-from ._common import (KOV15_OFF, PARTICIPATION_NOTE, eps0_range, gaussian_reason, note_users,
-                      pld_first_kov15_last, probe_member, rate_size)
+from ._common import (PARTICIPATION_NOTE, TrimmedFamilyRoutes, eps0_range, gaussian_reason,
+                      note_users, pld_first_kov15_last, probe_member, rate_size)
 from .base import Bound, get, register
 
 __all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
@@ -242,7 +242,7 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
 
 
 @register
-class TrimmedCloneSampled(Bound):
+class TrimmedCloneSampled(TrimmedFamilyRoutes, Bound):
     id = "trimmed-clone-sampled"
     scope = "l2"
     kind = "upper"
@@ -272,14 +272,6 @@ class TrimmedCloneSampled(Bound):
         # pair's orders stop at 600/log(α/(1 − α)), often a few hundred — the RDP route is
         # skipped with that proof ("cannot beat"); it was 40× looser at n = 1e9, T = 1000.
         return sorted(routes, key=lambda r: r != "pld")
-
-    def route_cost_reason(self, proto, rounds, route):
-        if rounds == 1 and route != "none":
-            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
-                    "discretisation of it")
-        if route == "kov15":
-            return KOV15_OFF
-        return super().route_cost_reason(proto, rounds, route)
 
     def family(self, proto, rounds: int) -> FamilyView:
         """One hidden trimmed pair per ε0 (``sampled_family``), built for ``users``."""

@@ -32,7 +32,7 @@ from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
-from ._common import KOV15_OFF, eps0_range, gaussian_reason, note_users, probe_member
+from ._common import TrimmedFamilyRoutes, eps0_range, gaussian_reason, note_users, probe_member
 
 __all__ = ["trimmed_family"]
 
@@ -155,7 +155,7 @@ DOMINATED_MIN_USERS = 10**4
 
 
 @register
-class TrimmedClone(Bound):
+class TrimmedClone(TrimmedFamilyRoutes, Bound):
     id = "trimmed-clone"
     scope = "l2"
     kind = "upper"
@@ -174,14 +174,6 @@ class TrimmedClone(Bound):
     def valid_for(self, proto):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
-
-    def route_cost_reason(self, proto, rounds, route):
-        if rounds == 1 and route != "none":
-            return ("one round: the chosen pair's own delta(eps) is below any conversion or "
-                    "discretisation of it")
-        if route == "kov15":
-            return KOV15_OFF
-        return super().route_cost_reason(proto, rounds, route)
 
     def family(self, proto, rounds: int) -> FamilyView:
         """One trimmed pair per ε0 (``trimmed_family``), built for ``users(proto, rounds)``
