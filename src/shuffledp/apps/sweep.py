@@ -682,37 +682,36 @@ def _cli_grid(a) -> Grid:
     if a.n is None:
         raise ValueError("--n is required (comma-separated numbers of users, e.g. --n 1e4,1e5)")
     a.rounds = a.rounds or [1]
-    gaussian = a.sigma is not None or a.noise_multiplier is not None
-    if a.sigma is not None and a.noise_multiplier is not None:
-        raise ValueError("use at most one of --sigma and --noise-multiplier")
-    if a.checkin is not None and a.sample_size is not None:
-        raise ValueError("use at most one of --checkin and --sample-size")
-    if gaussian and a.eps0 is not None:
-        raise ValueError("--eps0 does not apply with --sigma / --noise-multiplier (the "
-                         "Gaussian mechanism's privacy is set by sigma)")
-    if gaussian and a.mechanism not in (None, ["gaussian"]):
-        raise ValueError("--sigma / --noise-multiplier sweep the Gaussian mechanism; drop "
-                         f"--mechanism (got {','.join(a.mechanism)})")
-    axes = {"mechanism": ["gaussian"] if gaussian else (a.mechanism or ["ldp"])}
-    if a.sigma is not None:
-        axes["sigma"] = a.sigma
-    elif a.noise_multiplier is not None:
-        axes["noise_multiplier"] = a.noise_multiplier
-    else:
-        axes["eps0"] = a.eps0 or [None]
-    axes["n"] = a.n
-    if a.checkin is not None:
-        axes["checkin"] = a.checkin
-    elif a.sample_size is not None:
-        axes["sample_size"] = a.sample_size
-    for k in _DEPLOY_KEYS:
-        if getattr(a, k, None) is not None:
-            axes[k] = getattr(a, k)
+    axes = _protocol_axes(a, gaussian=a.sigma is not None or a.noise_multiplier is not None,
+                          cause="--sigma / --noise-multiplier")
     # rounds last: neighbouring points share a protocol, so the bounds' caches serve them.
     axes.update(delta=a.delta, rounds=a.rounds, lower=[bool(a.lower)])
     if a.bound:
         axes["bound"] = [a.bound]
     return Grid(**axes)
+
+
+def _protocol_axes(a, *, gaussian: bool, cause: str) -> dict:
+    """The protocol axes a sweep and a calibration grid share, from the flags given
+    (mechanism; sigma, noise multiplier or eps0; n; sampling; deployment fields), after the
+    checks on their combinations. ``cause``: the flag that selects the Gaussian mechanism,
+    for the messages."""
+    if a.sigma is not None and a.noise_multiplier is not None:
+        raise ValueError("use at most one of --sigma and --noise-multiplier")
+    if a.checkin is not None and a.sample_size is not None:
+        raise ValueError("use at most one of --checkin and --sample-size")
+    if gaussian and a.eps0 is not None:
+        raise ValueError(f"--eps0 does not apply with {cause} (the Gaussian mechanism's "
+                         "privacy is set by sigma)")
+    if gaussian and a.mechanism not in (None, ["gaussian"]):
+        raise ValueError(f"{cause} select the Gaussian mechanism; drop --mechanism (got "
+                         f"{','.join(a.mechanism)})")
+    axes = {"mechanism": ["gaussian"] if gaussian else (a.mechanism or ["ldp"])}
+    for k in ("sigma", "noise_multiplier", "eps0", "n", "checkin", "sample_size",
+              *_DEPLOY_KEYS):
+        if getattr(a, k, None) is not None:
+            axes[k] = getattr(a, k)
+    return axes
 
 
 def _cli_cal_grid(a) -> Grid:
@@ -731,34 +730,14 @@ def _cli_cal_grid(a) -> Grid:
     if a.bound or a.lower:
         raise ValueError("--bound and --lower do not apply to --calibrate (a calibration "
                          "uses every valid upper bound)")
-    if a.checkin is not None and a.sample_size is not None:
-        raise ValueError("use at most one of --checkin and --sample-size")
     gaussian = what == "sigma" or a.sigma is not None or a.noise_multiplier is not None
-    if gaussian and a.eps0 is not None:
-        raise ValueError("--eps0 does not apply to the Gaussian mechanism")
-    if gaussian and a.mechanism not in (None, ["gaussian"]):
-        raise ValueError("--calibrate sigma and --sigma / --noise-multiplier are the Gaussian "
-                         f"mechanism; drop --mechanism (got {','.join(a.mechanism)})")
     if what in ("rounds", "users") and not gaussian and a.eps0 is None:
         raise ValueError(f"--calibrate {what} needs the randomizer's --eps0 (or --sigma / "
                          "--noise-multiplier for the Gaussian)")
     axes = {"calibrate": [what], "epsilon": a.epsilon,
-            "mechanism": ["gaussian"] if gaussian else (a.mechanism or ["ldp"])}
-    if a.sigma is not None:
-        axes["sigma"] = a.sigma
-    elif a.noise_multiplier is not None:
-        axes["noise_multiplier"] = a.noise_multiplier
-    elif a.eps0 is not None:
-        axes["eps0"] = a.eps0
-    if a.n is not None:
-        axes["n"] = a.n
-    if a.checkin is not None:
-        axes["checkin"] = a.checkin
-    elif a.sample_size is not None:
-        axes["sample_size"] = a.sample_size
-    for k in _DEPLOY_KEYS:
-        if getattr(a, k, None) is not None:
-            axes[k] = getattr(a, k)
+            **_protocol_axes(a, gaussian=gaussian,
+                             cause=("--calibrate sigma" if what == "sigma"
+                                    else "--sigma / --noise-multiplier"))}
     axes["delta"] = a.delta
     if what != "rounds":
         axes["rounds"] = a.rounds or [1]
