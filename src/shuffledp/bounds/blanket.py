@@ -1,19 +1,10 @@
 r"""The privacy-blanket bound for one concrete randomizer, computed with certified error.
 
-Balle, Bell, Gascón, Nissim, "The privacy blanket of the shuffle model", CRYPTO 2019
-(arXiv:1903.02837), in the exact form of Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414,
-the generalized privacy-amplification random variable): for an ordered victim pair
-(x, x') and G_i i.i.d. copies of G = A − e^ε B (``shuffledp.pairs.gparv``),
-
-    δ_{x,x'}(ε) ≤ E[(G_1 + … + G_n)_+] / n,
-
-and the protocol's δ(ε) is the maximum over ordered victim pairs. This is the exact
-hockey-stick divergence of a dominating pair (P̂, Q̂) = (μ·U/n, μ·V/n) on the blanket
-draws' category counts (μ their multinomial law, U = ΣA_i, V = ΣB_i), and the shuffled
-output is a post-processing of it: the bound therefore composes over rounds (RDP, PLD),
-even when each round's randomizer is chosen adaptively. It does *not* cover randomizers
-that change within a round (only FMT20 does): valid for "this randomizer (non-adaptive
-within a round)". Replacement adjacency.
+Balle, Bell, Gascón, Nissim, CRYPTO 2019 (arXiv:1903.02837), in the exact GPARV form of
+Su, Cheng, Wang, IEEE S&P 2026 (arXiv:2504.07414): δ(ε) is the maximum over ordered victim
+pairs of E[(G_1 + … + G_n)_+] / n, the hockey-stick divergence of a dominating pair, so it
+composes over rounds. Valid for "this randomizer (non-adaptive within a round)";
+replacement adjacency.
 
 The pair's maths (the certified curve δ(ε), its search, the finite pair behind the PLD and
 RDP views, check-in sampling) is ``shuffledp.pairs.blanket``, documented there; this module
