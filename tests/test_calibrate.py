@@ -195,3 +195,13 @@ def test_cli_calibrate_relation(capsys):
     assert main(["calibrate", "eps0", "--n", "1000", "--epsilon", "1", "--delta", "1e-6",
                  "--relation", AR]) == 2
     assert "number of reports reveals" in capsys.readouterr().err
+
+
+def test_a_calibration_says_what_its_guarantee_is_valid_for():
+    """The certifying bound's class, as the accountant states it at the calibrated value,
+    in the printed text, the dict and the notebook view."""
+    c = sd.calibrate.eps0(10_000, 1.0, 1e-6, 10, k=2)
+    want = sd.epsilon(sd.Shuffle(sd.RandomizedResponse(c.value, 2), n=10_000), 1e-6, 10)
+    assert c.valid_for == want.valid_for and "class S" in c.valid_for
+    assert "valid for: randomizers in class S" in str(c)
+    assert c.to_dict()["valid_for"] == c.valid_for and "valid for" in c._repr_html_()

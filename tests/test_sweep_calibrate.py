@@ -48,6 +48,8 @@ def test_one_row_per_point_with_a_certified_value(cal_csv):
         mech2 = (sd.LDP(e0 * 1.01) if r["mechanism"] == "ldp"
                  else sd.RandomizedResponse(e0 * 1.01, 3))
         assert sd.epsilon(sd.Shuffle(mech2, n=2000), delta=1e-6).epsilon > target
+        # what it is valid for: the accountant's own statement at the value
+        assert r["valid_for"] == sd.epsilon(sd.Shuffle(mech, n=2000), delta=1e-6).valid_for
     by = {(r["target_epsilon"], r["mechanism"]): float(r["value"]) for r in rows}
     # a larger target allows a larger eps0; 3-RR's own bounds allow more than any LDP
     assert by["1.0", "ldp"] > by["0.5", "ldp"] and by["1.0", "rr:3"] > by["1.0", "ldp"]

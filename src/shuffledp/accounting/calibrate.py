@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -76,6 +77,9 @@ class Calibration(NumberRecord):
     _search: Any = field(default=None, compare=False, repr=False)
     #: The other valid upper bounds at ``value``: the runner-up is searched among them.
     _rivals: tuple = field(default=(), compare=False, repr=False)
+    #: The randomizers (and deployment) the certifying bound's guarantee holds for, as the
+    #: accountant states it at ``value`` (``Result.valid_for``).
+    valid_for: str | None = None
 
     def __getattribute__(self, name):
         if name in ("runner_up", "runner_up_value", "runner_up_epsilon"):
@@ -126,7 +130,8 @@ class Calibration(NumberRecord):
              "bound": self.bound, "runner_up": self.runner_up,
              "runner_up_value": self.runner_up_value,
              "runner_up_epsilon": self.runner_up_epsilon,
-             "protocol": self.protocol.describe(), "note": self.note,
+             "protocol": self.protocol.describe(), "valid_for": self.valid_for,
+             "note": self.note,
              "relation": ("replace-one" if self.relation == REPLACE_ONE
                           else self.relation)}
         if self.noise_multiplier is not None:
@@ -146,6 +151,7 @@ class Calibration(NumberRecord):
         rows = [("certified epsilon", f"{self.epsilon:.6g} <= target {self.target:g} at "
                                       f"delta = {self.delta:g}, rounds = {self.rounds}"),
                 ("certified by", f"'{self.bound}' (upper bound)"),
+                ("valid for", self.valid_for or ""),
                 ("protocol", self.protocol.describe())]
         if self.noise_multiplier is not None and self.parameter != "noise_multiplier":
             rows.insert(0, ("noise multiplier", f"{self.noise_multiplier:.8g} (inputs clipped "
@@ -178,6 +184,9 @@ class Calibration(NumberRecord):
              f"  ->  epsilon = {self.epsilon:.6g} <= target {self.target:g} at delta = "
              f"{self.delta:g}, rounds = {self.rounds} ({_short(self.relation)} neighbours)\n"
              f"certified by '{self.bound}' ({self.protocol.describe()})")
+        if self.valid_for:
+            s += "\n" + textwrap.fill(f"valid for: {self.valid_for}", 100,
+                                      subsequent_indent="  ")
         if self.runner_up:
             s += f"\nrunner-up: {self.runner_up_text()}"
         if self.note:
@@ -241,7 +250,7 @@ def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE, run: _R
     r = _best(proto, delta, T, relation, run)
     if run.only is not None:
         return Calibration(param, value, r.epsilon, target, delta, T, run.only, None, None,
-                           proto, relation=relation)
+                           proto, relation=relation, valid_for=r.valid_for)
     ups = sorted((c for c in r.candidates if c.kind == "upper" and c.default),
                  key=lambda c: c.epsilon)
     ru = ups[1] if len(ups) > 1 else None      # until the search below names a better one
@@ -253,12 +262,12 @@ def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE, run: _R
         rivals = tuple(dict.fromkeys(b for b in plain if b != plain[0]))
         return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
                            rivals[0] if rivals else None, None, proto, _rivals=rivals,
-                           relation=relation)
+                           relation=relation, valid_for=r.valid_for)
     rivals = tuple(b.id for b in applicable(proto, relation)[0]
                    if b.kind == "upper" and b.default and b.id != r.bound)
     return Calibration(param, value, r.epsilon, target, delta, T, r.bound,
                        ru.bound if ru else None, None, proto, _rivals=rivals,
-                       relation=relation)
+                       relation=relation, valid_for=r.valid_for)
 
 
 def _with_runner_up(cal: Calibration, again) -> Calibration:
@@ -325,7 +334,8 @@ def _finish_ledger(param, value, acc, target, delta, run: _Run = _PLAIN):
     ru = vals[1] if len(vals) > 1 else None
     return Calibration(param, value, r.epsilon, target, delta, r.rounds,
                        f"ledger:{r.composition}", f"ledger:{ru[1]}" if ru else None,
-                       ru[0] if ru else None, acc, relation=acc.relation)
+                       ru[0] if ru else None, acc, relation=acc.relation,
+                       valid_for=r.valid_for)
 
 
 def calibrate(make: Callable[[float], Accountant], epsilon: float, delta: float, *,

@@ -53,7 +53,7 @@ CAL_KEY_FIELDS = ["calibrate", "target_epsilon", "mechanism", "eps0", "sigma",
                   "noise_multiplier", "n", "rounds", "delta", "sampling", "reports_per_user",
                   "dummies", "honest"]
 CAL_FIELDS = CAL_KEY_FIELDS + ["value", "value_noise_multiplier", "epsilon", "bound", "kind",
-                               "relation", "note", "seconds", "not_applicable"]
+                               "valid_for", "relation", "note", "seconds", "not_applicable"]
 #: What a calibration grid may calibrate, and the input it replaces.
 CALIBRATED = {"eps0": "eps0", "sigma": "sigma", "rounds": "rounds", "users": "n"}
 
@@ -344,7 +344,8 @@ def calibrate_point(point: dict) -> dict:
     from ..accounting import calibrate as cal
     what = _cal_what(point)
     row = {**_cal_inputs(point), "value": None, "value_noise_multiplier": None,
-           "epsilon": None, "bound": "", "kind": "", "relation": "replace-one", "note": "",
+           "epsilon": None, "bound": "", "kind": "", "valid_for": "", "relation": "replace-one",
+           "note": "",
            "seconds": 0.0, "not_applicable": ""}
     target, delta = float(point["epsilon"]), float(point["delta"])
     T = int(point.get("rounds", 1))
@@ -369,7 +370,7 @@ def calibrate_point(point: dict) -> dict:
         row["not_applicable"] = str(exc)
         return row
     row.update(value=c.value, value_noise_multiplier=c.noise_multiplier, epsilon=c.epsilon,
-               bound=c.bound, kind="upper", note=c.note or "",
+               bound=c.bound, kind="upper", valid_for=c.valid_for or "", note=c.note or "",
                seconds=round(time.perf_counter() - t0, 4))
     return row
 
