@@ -16,7 +16,8 @@ import numpy as np
 
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
-from .rdp_points import _rdp_plan, _rdp_points, _rdp_window, _slice_points, _step_for, _x_windows
+from .rdp_points import (_point_groups, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
+                         _step_for, _x_windows)
 from .slices import _log_tails, _pair_slices
 
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
@@ -44,11 +45,8 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
     _need_g0(pair, "pair_pld_atoms")
     budget = int(max_atoms or PLD_MAX_ATOMS)
     c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
-    jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
-    with np.errstate(divide="ignore"):
-        logp = np.log(mass[jj]) + logP
-    logq = logp - ell
     tail = float(np.dot(mass, tails)) * 2.0 + 1e-300
+    extra_p, extra_q = [], []
     if log_below > -math.inf:
         # The lower tail of C: its part in [lo2, lo) is carried by the slice lo2 (smaller c is
         # more informative, so that slice dominates it), only the rest by the victim alone
@@ -67,15 +65,35 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
             a2, b2, lt2 = _x_windows(c2, _PLD_SDS)
             j2, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
             lp2 = math.log(mid) + lP2
-            logp = np.concatenate([logp, lp2])
-            logq = np.concatenate([logq, lp2 - ell2])
+            extra_p.append(lp2)
+            extra_q.append(lp2 - ell2)
             tail += 2.0 * mid * float(np.exp(lt2[0]))   # its x-tail, as for the others
         la, lb = pair.log_alpha, pair.log_beta
         lw = log_below
         if lw > -math.inf:
-            logp = np.concatenate([logp, [lw + la, lw + lb]])
-            logq = np.concatenate([logq, [lw + lb, lw + la]])
+            extra_p.append(np.array([lw + la, lw + lb]))
+            extra_q.append(np.array([lw + lb, lw + la]))
+    # The window's atoms are written group by group into arrays that already have room for
+    # the lower tail's (one pass, no full-size temporaries; the same values and order as
+    # log(mass[j]) + log P(x | c) and that minus ℓ, followed by the lower tail's atoms).
+    n_main = int(np.sum(ahi + 2 - alo))
+    n_all = n_main + sum(e.size for e in extra_p)
+    logp = np.empty(n_all)
+    logq = np.empty(n_all)
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(mass)
+    for s0, s1, jj, logP, ell in _point_groups(pair, c_eval, alo, ahi, 0, c_eval.size):
+        lp = logp[s0:s1]
+        np.add(log_mass[jj], logP, out=lp)
+        np.subtract(lp, ell, out=logq[s0:s1])
+    pos = n_main
+    for ep, eq in zip(extra_p, extra_q):
+        logp[pos:pos + ep.size] = ep
+        logq[pos:pos + ep.size] = eq
+        pos += ep.size
     keep = np.isfinite(logp)
+    if keep.all():
+        return logp, logq, tail
     return logp[keep], logq[keep], tail
 
 

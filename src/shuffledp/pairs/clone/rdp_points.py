@@ -18,7 +18,8 @@ import numpy as np
 
 from ...core._lazy import special  # scipy.special on first use (import time)
 from ...core._memo import register
-from ...numerics import REL_SLACK, binom_logpmf, binom_window, half_binom_logpmf_runs
+from ...numerics import REL_SLACK, binom_logpmf, binom_window
+from ...numerics.binomial import RUN_GROUP_POINTS, HalfBinomRuns, _row_groups
 from .slices import _log_tails
 
 #: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
@@ -106,34 +107,57 @@ def _auto_step(pair, K: float, budget: int) -> int:
 
 def _rdp_points(pair, c_eval, alo, ahi, j0: int, j1: int):
     """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q)."""
+    counts = ahi[j0:j1] + 2 - alo[j0:j1]
+    jj = np.repeat(np.arange(j0, j1), counts)
+    logP = np.empty(jj.size)
+    ell = np.empty(jj.size)
+    for s0, s1, _, lp, el in _point_groups(pair, c_eval, alo, ahi, j0, j1):
+        logP[s0:s1] = lp
+        ell[s0:s1] = el
+    return jj, logP, ell
+
+
+def _point_groups(pair, c_eval, alo, ahi, j0: int, j1: int):
+    """``_rdp_points`` of slices j0..j1−1 in groups of consecutive slices (about
+    ``RUN_GROUP_POINTS`` points each, so that the temporaries stay in the CPU cache):
+    yields (s0, s1, slice indices, log P(x | c), ℓ) for the points s0..s1 − 1 of the
+    concatenation. Every value is computed elementwise (the half-binomial runs by
+    ``HalfBinomRuns``, which gives the same floats in any grouping of its rows), so the
+    points equal those of one pass over all slices."""
     alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+    log_alpha, log_beta = pair.log_alpha, pair.log_beta
     ce, lo_, hi_ = c_eval[j0:j1], alo[j0:j1], ahi[j0:j1]
     counts = hi_ + 2 - lo_                       # x from alo to ahi + 1
-    jj = np.repeat(np.arange(j0, j1), counts)
-    offs = np.arange(jj.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    x = (alo[jj] + offs).astype(float)
-    c = c_eval[jj].astype(float)
-    lv = half_binom_logpmf_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
-    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
-    top = ~(x <= c)                              # x = c + 1 only: a few points
-    lu[top] = -c[top] * math.log(2.0)
-    lu[x == 0] = -np.inf
-    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
-    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
-    # no cancellation and finite at x = 0 and x = c + 1.
-    den = beta * x + alpha * (c + 1.0 - x)
-    arg = gamma * (2.0 * x - c - 1.0) / den
-    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
-    # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
-    ell = np.log1p(np.maximum(arg, -0.5))
-    low = ~(arg > -0.5)                          # the other form only where it is used
-    if low.any():
-        xl, cl = x[low], c[low]
-        with np.errstate(divide="ignore"):
-            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
-    return jj, logP, ell
+    cf = ce.astype(float)
+    runs = HalfBinomRuns(cf, lo_.astype(float), counts)   # log Bin(c,½)(x), run by run
+    s0 = 0
+    for g0, g1 in _row_groups(counts, runs.block):
+        lv, x = runs.rows(g0, g1, want_x=True)
+        cnt = counts[g0:g1]
+        c = np.repeat(cf[g0:g1], cnt)
+        # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
+        top = ~(x <= c)                          # x = c + 1 only: a few points
+        lu[top] = -c[top] * math.log(2.0)
+        lu[x == 0] = -np.inf
+        logP = np.logaddexp(log_alpha + lu, log_beta + lv)
+        # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by
+        # (c+1−x): no cancellation and finite at x = 0 and x = c + 1.
+        den = beta * x + alpha * (c + 1.0 - x)
+        arg = gamma * (2.0 * x - c - 1.0) / den
+        # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
+        # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
+        # accurate.
+        ell = np.log1p(np.maximum(arg, -0.5))
+        low = ~(arg > -0.5)                      # the other form only where it is used
+        if low.any():
+            xl, cl = x[low], c[low]
+            with np.errstate(divide="ignore"):
+                ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+        s1 = s0 + x.size
+        yield s0, s1, np.repeat(np.arange(j0 + g0, j0 + g1), cnt), logP, ell
+        s0 = s1
 
 
 def _slice_points(pair, K: float, step: int | None = None):
