@@ -19,7 +19,7 @@ import numpy as np
 from ...core._lazy import special  # scipy.special on first use (import time)
 from ...core._memo import register
 from ...numerics import REL_SLACK, binom_logpmf, binom_window
-from ...numerics.binomial import RUN_GROUP_POINTS, HalfBinomRuns, _row_groups
+from ...numerics.binomial import HalfBinomRuns, _row_groups
 from .slices import _log_tails
 
 #: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
