@@ -14,9 +14,10 @@ import math
 
 import numpy as np
 
+from ...core._parallel import parallel, pmap, threads
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
-from .rdp_points import (_point_groups, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
+from .rdp_points import (_SlicePoints, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
                          _step_for, _x_windows)
 from .slices import _log_tails, _pair_slices
 
@@ -74,18 +75,27 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
             extra_p.append(np.array([lw + la, lw + lb]))
             extra_q.append(np.array([lw + lb, lw + la]))
     # The window's atoms are written group by group into arrays that already have room for
-    # the lower tail's (one pass, no full-size temporaries; the same values and order as
+    # the lower tail's (no full-size temporaries; the same values and order as
     # log(mass[j]) + log P(x | c) and that minus ℓ, followed by the lower tail's atoms).
-    n_main = int(np.sum(ahi + 2 - alo))
+    # Groups are independent: a few threads share them (numpy's logaddexp, most of the
+    # cost, releases Python's lock), each writing its own slices.
+    pts = _SlicePoints(pair, c_eval, alo, ahi, 0, c_eval.size)
+    n_main = pts.total
     n_all = n_main + sum(e.size for e in extra_p)
     logp = np.empty(n_all)
     logq = np.empty(n_all)
     with np.errstate(divide="ignore"):
         log_mass = np.log(mass)
-    for s0, s1, jj, logP, ell in _point_groups(pair, c_eval, alo, ahi, 0, c_eval.size):
-        lp = logp[s0:s1]
-        np.add(log_mass[jj], logP, out=lp)
-        np.subtract(lp, ell, out=logq[s0:s1])
+
+    def fill(part):
+        for g0, g1, s0, s1 in part:
+            logP, ell = pts.group(g0, g1)
+            lp = logp[s0:s1]
+            np.add(np.repeat(log_mass[g0:g1], pts.counts[g0:g1]), logP, out=lp)
+            np.subtract(lp, ell, out=logq[s0:s1])
+
+    k = threads() if parallel() and len(pts.groups) >= 8 else 1
+    pmap(fill, [pts.groups[i::k] for i in range(k)])
     pos = n_main
     for ep, eq in zip(extra_p, extra_q):
         logp[pos:pos + ep.size] = ep
