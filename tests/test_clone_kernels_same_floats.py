@@ -269,3 +269,25 @@ def test_rademacher_log_moments_same_floats(s, kmax):
     (the same column-major matrix-vector product, so BLAS sums in the same order)."""
     assert np.array_equal(rademacher_log_moments(s, kmax), _ref_rademacher_log_moments(s, kmax),
                           equal_nan=True)
+
+
+def test_even_partition_counts_exact():
+    """Partitions of a 2k-set into m even blocks: the reference recurrence (exact integers,
+    so every float built from them is the same), and closed forms: one block, perfect
+    matchings (2k − 1)!!, and two blocks Σ_{i<k} C(2k − 1, 2i − 1) = 2^(2k−2) − 1."""
+    def ref(kmax):
+        e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
+        e[0][0] = 1
+        for k in range(1, kmax + 1):
+            for m in range(1, k + 1):
+                e[k][m] = sum(math.comb(2 * k - 1, 2 * i - 1) * e[k - i][m - 1]
+                              for i in range(1, k - m + 2))
+        return e
+
+    got = _even_partition_counts(65)
+    assert got == ref(65)
+    for k in range(1, 66):
+        assert got[k][1] == 1
+        assert got[k][k] == math.prod(range(1, 2 * k, 2))
+        if k >= 2:
+            assert got[k][2] == 2 ** (2 * k - 2) - 1

@@ -17,6 +17,7 @@ W. Hoeffding, "Probability inequalities for sums of bounded random variables" (1
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -637,10 +638,15 @@ def _even_partition_counts(kmax: int):
     """
     e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
     e[0][0] = 1
+    cols = [[0] * (kmax + 1) for _ in range(kmax + 1)]      # cols[m][k] = E[k][m]
+    cols[0][0] = 1
     for k in range(1, kmax + 1):
+        binoms = [math.comb(2 * k - 1, 2 * i - 1) for i in range(1, k + 1)]
         for m in range(1, k + 1):
-            e[k][m] = sum(math.comb(2 * k - 1, 2 * i - 1) * e[k - i][m - 1]
-                          for i in range(1, k - m + 2))
+            # Σ_{i=1}^{k−m+1} C(2k − 1, 2i − 1)·E[k − i][m − 1] (exact integers)
+            v = sum(map(operator.mul, binoms, reversed(cols[m - 1][m - 1:k])))
+            e[k][m] = v
+            cols[m][k] = v
     return e
 
 
