@@ -682,14 +682,14 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
     logs = np.log(s)
     out = np.empty((n, kmax))
     buf = np.empty((n, kmax), order="F")
-    for k in range(1, kmax + 1):
-        # inner = Σ_m E(2k, m) F_m s^{m−k}; E(2k, k) = (2k − 1)!! dominates at large s.
-        # The factors F_m·U_{k−m}, m = 1..k, in a column-major block, then one matrix-vector
-        # product (the layout fixes BLAS's summation order: keep it).
-        blk = buf[:, :k]
-        np.multiply(F[:, 1:k + 1], U[:, k - 1::-1], out=blk)
-        inner = blk @ E[k, 1:k + 1]
-        with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore"):
+        for k in range(1, kmax + 1):
+            # inner = Σ_m E(2k, m) F_m s^{m−k}; E(2k, k) = (2k − 1)!! dominates at large s.
+            # The factors F_m·U_{k−m}, m = 1..k, in a column-major block, then one
+            # matrix-vector product (the layout fixes BLAS's summation order: keep it).
+            blk = buf[:, :k]
+            np.multiply(F[:, 1:k + 1], U[:, k - 1::-1], out=blk)
+            inner = blk @ E[k, 1:k + 1]
             out[:, k - 1] = np.log(inner) - k * logs
     return out
 
