@@ -203,7 +203,7 @@ class HalfBinomRuns:
                             & (k * (block - 1) * top * (1.0 + 1e-12) <= RUN_REL_ERR))
         bad = np.zeros(c.size, dtype=bool)
         check = np.flatnonzero(~clear)
-        for g0, g1 in _row_groups(counts[check], block):
+        for g0, g1 in row_groups(counts[check], block):
             r = check[g0:g1]
             cr, cnt = c[r], counts[r]
             nb = int(-(-int(cnt.max()) // block))
@@ -265,14 +265,14 @@ class HalfBinomRuns:
         """Every row's values, concatenated (``half_binom_logpmf_runs``)."""
         out = np.empty(self.total)
         pos = 0
-        for g0, g1 in _row_groups(self.counts, self.block):
+        for g0, g1 in row_groups(self.counts, self.block):
             v = self.rows(g0, g1)
             out[pos:pos + v.size] = v
             pos += v.size
         return out
 
 
-def _row_groups(counts, block: int = 1, points: int = RUN_GROUP_POINTS):
+def row_groups(counts, block: int = 1, points: int = RUN_GROUP_POINTS):
     """Consecutive row ranges [g0, g1) of about ``points`` points each (at least one row);
     a row of ``counts`` points takes ceil(counts/block)·block on a padded grid."""
     counts = np.asarray(counts, dtype=np.int64)

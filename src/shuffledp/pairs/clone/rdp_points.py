@@ -19,7 +19,7 @@ import numpy as np
 from ...core._lazy import special  # scipy.special on first use (import time)
 from ...core._memo import register
 from ...numerics import REL_SLACK, binom_logpmf, binom_window
-from ...numerics.binomial import HalfBinomRuns, _row_groups
+from ...numerics.binomial import HalfBinomRuns, row_groups
 from .slices import _log_tails
 
 #: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
@@ -147,7 +147,7 @@ class _SlicePoints:
         self.runs = HalfBinomRuns(self.cf, lo_.astype(float), counts)  # log Bin(c,½)(x)
         self.groups = []
         s0 = 0
-        for g0, g1 in _row_groups(counts, self.runs.block):
+        for g0, g1 in row_groups(counts, self.runs.block):
             s1 = s0 + int(counts[g0:g1].sum())
             self.groups.append((g0, g1, s0, s1))
             s0 = s1
