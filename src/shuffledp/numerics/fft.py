@@ -3,6 +3,7 @@ n-fold self-convolutions by one FFT power, with an a-posteriori error bound."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -20,7 +21,12 @@ _DROP = 600.0
 
 def next_fast_len(n: int) -> int:
     """Smallest 5-smooth integer ≥ n (an efficient length for numpy's pocketfft)."""
-    n = max(int(n), 1)
+    return _next_fast_len(max(int(n), 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _next_fast_len(n: int) -> int:
+    # cached: a certified sum asks for a length once per curve point, ~0.1 ms each in Python
     best = 1 << max(n - 1, 0).bit_length()
     p5 = 1
     while p5 < best:
@@ -63,7 +69,30 @@ def fft_powers(q, ns, L: int):
     """``[fft_power(q, n, L) for n in ns]`` with one forward transform of ``q`` (the same
     values to the last bit)."""
     fwd = _forward(q, 0.0, L)
-    return [fft_power_product([(q, n)], L, _fwd=[fwd]) for n in ns]
+    # The powers share the spectrum, and so the complex logarithms of its components (numpy
+    # computes them one element at a time, ~0.1 µs each: most of the cost when many
+    # frequencies are kept): each component's log is taken once, the same value every power
+    # would compute for it.
+    memo = [_LogMemo(fwd[0])]
+    return [fft_power_product([(q, n)], L, _fwd=[fwd], _clog=memo) for n in ns]
+
+
+class _LogMemo:
+    """np.log of the components of one spectrum, computed on first request (elementwise:
+    the value is the one a fresh np.log of the component returns)."""
+
+    def __init__(self, F):
+        self.F = F
+        self.buf = np.zeros(F.size, dtype=complex)
+        self.have = np.zeros(F.size, dtype=bool)
+
+    def log(self, idx):
+        miss = idx[~self.have[idx]]
+        if miss.size:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.buf[miss] = np.log(self.F[miss])
+            self.have[miss] = True
+        return self.buf[idx]
 
 
 def _fft_err_unit(L: int) -> float:
@@ -76,13 +105,45 @@ def _forward(q, in_err: float, L: int):
     on the transform's error (``fft_power_product``)."""
     cf = _fft_err_unit(L)
     qa = np.asarray(q, dtype=float)
-    arr = np.zeros(L)
-    arr[:qa.size] = qa
-    F = np.fft.rfft(arr)
+    F = np.fft.rfft(qa, L)                      # zero-padded to L by numpy
     return F, np.abs(F), cf * float(np.sum(np.abs(qa))) + in_err
 
 
-def fft_power_product(parts, L: int, _fwd=None):
+def _live(absFs, epss, ns):
+    """(frequencies k with log G_k = Σ_i n_i·log x_ik > −746, log G there), x_ik = |F̂_ik| + ε_i.
+
+    The same values as computing log G at every frequency, with the logarithms taken only
+    where they can matter: a frequency passes a prefilter when each x_ik exceeds
+    exp((−747 − Σ_{j≠i} n_j log max_k x_jk)/n_i) — every frequency with log G_k > −746 does
+    (a margin of 1 in log G, far above the rounding of these sums) — and log G is then
+    computed exactly as before on the ones that pass.
+    """
+    tops = []
+    for a, e, n in zip(absFs, epss, ns):
+        mx = float(a.max()) + e                  # = max_k fl(|F̂_ik| + ε_i) (fl(· + ε) is monotone)
+        tops.append(n * math.log(mx) if mx > 0.0 else -math.inf)
+    if all(math.isfinite(t) for t in tops):
+        mask = None
+        for i, (a, e, n) in enumerate(zip(absFs, epss, ns)):
+            others = sum(t for j, t in enumerate(tops) if j != i)
+            # x_ik > thr, tested as |F̂_ik| > thr − ε_i; the factor 1 − 1e-9 only widens the
+            # prefilter (it covers the rounding of both, at any n)
+            thr = math.exp(min((-747.0 - others) / n, 709.0)) * (1.0 - 1e-9)
+            m = a > thr - e
+            mask = m if mask is None else np.logical_and(mask, m, out=mask)
+        idx = np.flatnonzero(mask)
+    else:                       # a zero or non-finite spectrum: every frequency, as it is
+        idx = np.arange(absFs[0].size)
+    logG = None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a, e, n in zip(absFs, epss, ns):
+            lg = np.log(a[idx] + e)
+            logG = n * lg if logG is None else logG + n * lg
+    ok = logG > -746.0
+    return idx[ok], logG[ok]
+
+
+def fft_power_product(parts, L: int, _fwd=None, _clog=None):
     """Circular convolution of ``n_i``-fold self-convolutions of non-negative vectors ``q_i``
     (``parts``: tuples (q_i, n_i) or (q_i, n_i, in_err_i)) by one product of FFT powers.
 
@@ -110,20 +171,16 @@ def fft_power_product(parts, L: int, _fwd=None):
     """
     parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
     cf = _fft_err_unit(L)
-    logG = None
     Fs, absFs, epss = [], [], []
     for i, (q, n, in_err) in enumerate(parts):
         F, absF, eps_i = _fwd[i] if _fwd is not None else _forward(q, in_err, L)
         Fs.append(F)
         absFs.append(absF)
         epss.append(eps_i)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lg = np.log(absF + eps_i)
-        logG = n * lg if logG is None else logG + n * lg
     # Where log G_k < −746, G_k = e^{log G_k} is exactly 0 in floating point: no power is
     # kept there (|F̂|^n ≤ G) and nothing is charged. Everything below runs on the other
     # frequencies only — once n is large, a small fraction of them.
-    live = np.flatnonzero(logG > -746.0)
+    live, logG_live = _live(absFs, epss, [p[1] for p in parts])
     rough = None
     pert_sum = None
     for F, absF, eps_i, (_, n, _) in zip(Fs, absFs, epss, parts):
@@ -142,8 +199,9 @@ def fft_power_product(parts, L: int, _fwd=None):
     logF = np.zeros(cand.size, dtype=complex)
     logabs_i = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        for F, (_, n, _) in zip(Fs, parts):
-            lf = np.log(F[cand])
+        for i, (F, (_, n, _)) in enumerate(zip(Fs, parts)):
+            memo = _clog[i] if _clog is not None else None
+            lf = memo.log(cand) if memo is not None else np.log(F[cand])
             logF += n * lf
             logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
     keep = logF.real > -_DROP
@@ -156,7 +214,7 @@ def fft_power_product(parts, L: int, _fwd=None):
     Q = np.fft.irfft(Fn, L)
     aFn = np.abs(Fn[sig])
     with np.errstate(under="ignore", over="ignore"):
-        G = np.exp(logG[live])
+        G = np.exp(logG_live)
     pert = G * pert_sum
     pert_l2 = math.sqrt(float(np.sum(pert[sig_l] ** 2)))
     if len(parts) == 1 and parts[0][2] == 0.0:
