@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def fft_power(q, n: int, L: int):
 def fft_powers(q, ns, L: int):
     """``[fft_power(q, n, L) for n in ns]`` with one forward transform of ``q`` (the same
     values to the last bit)."""
-    fwd = _forward(q, 0.0, L)
+    fwd = _forward(q, 0.0, L, slot="Fpowers")
     # The powers share the spectrum, and so the complex logarithms of its components (numpy
     # computes them one element at a time, ~0.1 µs each: most of the cost when many
     # frequencies are kept): each component's log is taken once, the same value every power
@@ -95,18 +96,45 @@ class _LogMemo:
         return self.buf[idx]
 
 
+#: Largest FFT length whose work arrays are kept between calls (per thread, a few MB).
+_SCRATCH_MAX_L = 1 << 19
+_scratch_local = threading.local()
+
+
+def _scratch(name: str, L: int, size: int, dtype):
+    """A work array of ``size`` elements for a length-``L`` transform, kept per thread and
+    reused by the next call (its content is overwritten there), or a fresh one above
+    ``_SCRATCH_MAX_L``. Reusing it only saves the page faults of a new multi-MB array on
+    every call (a quarter of a certified sum's time on a busy machine); values are the
+    same."""
+    if L > _SCRATCH_MAX_L:
+        return np.empty(size, dtype=dtype)
+    d = _scratch_local.__dict__
+    a = d.get(name)
+    if a is None or a.size != size or a.dtype != dtype:
+        a = d[name] = np.empty(size, dtype=dtype)
+    return a
+
+
 def _fft_err_unit(L: int) -> float:
     """c·u·log₂L: the error of one length-L transform per unit ℓ1 norm of its input."""
     return _C_FFT * _U * math.ceil(math.log2(max(L, 2)))
 
 
-def _forward(q, in_err: float, L: int):
+def _forward(q, in_err: float, L: int, slot: str | None = None):
     """(F̂, |F̂|, ε) of one part: its zero-padded real transform and the componentwise bound
-    on the transform's error (``fft_power_product``)."""
+    on the transform's error (``fft_power_product``). ``slot``: F̂ and |F̂| are written to
+    this thread's work arrays of that name (valid until the next call using the slot)."""
     cf = _fft_err_unit(L)
     qa = np.asarray(q, dtype=float)
-    F = np.fft.rfft(qa, L)                      # zero-padded to L by numpy
-    return F, np.abs(F), cf * float(np.sum(np.abs(qa))) + in_err
+    m = L // 2 + 1
+    if slot is None:
+        F = np.fft.rfft(qa, L)                  # zero-padded to L by numpy
+        absF = np.abs(F)
+    else:
+        F = np.fft.rfft(qa, L, out=_scratch(slot, L, m, complex))
+        absF = np.abs(F, out=_scratch(slot + "|", L, m, float))
+    return F, absF, cf * float(np.sum(np.abs(qa))) + in_err
 
 
 def _live(absFs, epss, ns):
@@ -143,7 +171,7 @@ def _live(absFs, epss, ns):
     return idx[ok], logG[ok]
 
 
-def fft_power_product(parts, L: int, _fwd=None, _clog=None):
+def fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: bool = False):
     """Circular convolution of ``n_i``-fold self-convolutions of non-negative vectors ``q_i``
     (``parts``: tuples (q_i, n_i) or (q_i, n_i, in_err_i)) by one product of FFT powers.
 
@@ -168,12 +196,16 @@ def fft_power_product(parts, L: int, _fwd=None, _clog=None):
     ∝ n_i(|log|F_i|| + π + 1)·u per part), the components dropped as below e^−600 (each at
     most G_k), and the inverse transform's error; Parseval turns spectral into time-domain
     norms.
+
+    ``_scratch_out``: Q is this thread's work array, overwritten by the next such call (for
+    a caller that is done with Q before it makes another).
     """
     parts = [(p[0], int(p[1]), float(p[2]) if len(p) > 2 else 0.0) for p in parts]
     cf = _fft_err_unit(L)
     Fs, absFs, epss = [], [], []
     for i, (q, n, in_err) in enumerate(parts):
-        F, absF, eps_i = _fwd[i] if _fwd is not None else _forward(q, in_err, L)
+        F, absF, eps_i = (_fwd[i] if _fwd is not None
+                          else _forward(q, in_err, L, slot=f"F{i}"))
         Fs.append(F)
         absFs.append(absF)
         epss.append(eps_i)
@@ -208,10 +240,11 @@ def fft_power_product(parts, L: int, _fwd=None, _clog=None):
     sig_l = cand_l[keep]                         # kept components, as positions in ``live``
     sig = cand[keep]                             # … and as frequencies
     logabs_i = [la[keep] for la in logabs_i]
-    Fn = np.zeros(absFs[0].size, dtype=complex)
+    Fn = _scratch("Fn", L, absFs[0].size, complex)
+    Fn.fill(0.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         Fn[sig] = np.exp(logF[keep])
-    Q = np.fft.irfft(Fn, L)
+    Q = np.fft.irfft(Fn, L, out=_scratch("Q", L, L, float) if _scratch_out else None)
     aFn = np.abs(Fn[sig])
     with np.errstate(under="ignore", over="ignore"):
         G = np.exp(logG_live)

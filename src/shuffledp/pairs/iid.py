@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..numerics import (circular_run, fft_power, fft_power_product, fft_powers,
+from ..numerics import (circular_run, fft_power_product, fft_powers,
                        increasing_root, next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",
@@ -255,7 +255,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
     s_lo, L = _window(c, w, 2 * K, n)
     s_hi = s_lo + L - 1
-    Q, fft_err_l2 = fft_power(qt, n, L)
+    # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
+    Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
     # position s sits at index (s − n·lo) mod L
     main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
 
