@@ -134,3 +134,27 @@ def test_next_fast_len_is_the_smallest_5_smooth_length():
         m = fft.next_fast_len(n)
         assert m >= n and smooth(m)
         assert all(not smooth(k) for k in range(n, m))
+
+
+def test_malloc_setting_is_skipped_when_asked(monkeypatch):
+    import ctypes
+
+    def refuse(*a, **k):
+        raise AssertionError("mallopt must not be reached")
+
+    monkeypatch.setattr(fft, "_malloc_done", False)
+    monkeypatch.setenv("SHUFFLEDP_MALLOC", "system")
+    monkeypatch.setattr(ctypes, "CDLL", refuse)
+    fft._keep_freed_memory()
+    assert fft._malloc_done
+
+
+def test_malloc_setting_runs_once_and_keeps_values(monkeypatch):
+    q, _ = _spectrum(2, 40, 4000)
+    before = fft.fft_power(q, 300, 4000)
+    monkeypatch.setattr(fft, "_malloc_done", False)
+    monkeypatch.delenv("SHUFFLEDP_MALLOC", raising=False)
+    fft._keep_freed_memory()
+    assert fft._malloc_done
+    after = fft.fft_power(q, 300, 4000)
+    assert np.array_equal(before[0], after[0]) and before[1] == after[1]
