@@ -73,7 +73,12 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
         with np.errstate(divide="ignore", invalid="ignore"):
             pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
             pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
-        pm0 = np.where(m - 1 < 0, np.exp(half_binom_logpmf(m, cl)), pm0)   # pm1 = 0 below support
+        # pm1 = 0 below the support (m = 0: never when κ > 0, as t* > 0 there; kept as a
+        # guard). Only those entries are evaluated (k = 0 is Loader's exact edge value).
+        below = m - 1 < 0
+        if below.any():
+            pm0 = pm0.copy()
+            pm0[below] = np.exp(half_binom_logpmf(m[below], cl[below]))
         sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
         sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
         sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
@@ -182,6 +187,26 @@ def pair_delta_lower(pair, eps: float) -> float:
     if eps >= pair.log_ratio * (1.0 + 1e-15):
         return 0.0
     return max(0.0, _delta_sum(pair, max(eps, 0.0), upper=False) * (1.0 - 1e-11))
+
+
+def pair_delta_floor(pair, eps: float) -> float:
+    """A certified LOWER bound on the true δ(ε) of a g = 0 pair (the upper kernel's twin).
+
+    The window's slices only (the tails of C only add), each slice's closed form less its
+    floating-point error bound (``conditional_hockey(with_error=True)``: the value at any
+    threshold is ≤ the slice's exact H), the sum shrunk by 1e-9 relative (the slice
+    weights' ~1e-15 and the dot product's n·u rounding). Used to prove that a member of an
+    ε0 search loses to a value already found (``bounds/_common.golden_pruned``): if
+    δ_floor(ε) > δ then every certified ε(δ) of the pair is above ε.
+    """
+    _need_g0(pair, "pair_delta_floor")
+    if eps >= pair.log_ratio * (1.0 + 1e-15):
+        return 0.0
+    sl = _pair_slices(pair)
+    gam = pair.gamma
+    h, err = conditional_hockey(sl.c, sl.alpha, max(eps, 0.0), with_error=True, beta=sl.beta,
+                                gamma=gam)
+    return max(0.0, float(np.dot(sl.w, np.maximum(h - err, 0.0))) * (1.0 - 1e-9))
 
 
 def threshold_bracket(ok_delta, lo: float, hi: float, target: float, xtol: float,
