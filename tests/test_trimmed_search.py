@@ -105,3 +105,21 @@ def test_trimmed_one_round_search_picks_golden_eps0(n, sigma, delta):
     x = golden_pruned(value, loses, lo, hi, max_iter=10)
     assert x == ref.x
     assert pruned                          # and it saves root searches
+
+
+def test_accountant_delta_question_is_plain_goldens_value():
+    # End to end: the accountant answers at the ε0 plain golden picks (its value, rounded up).
+    import shuffledp as sd
+    from shuffledp.numerics import round_up
+    from shuffledp.pairs import gaussian_rdp as G
+    n, sigma, eps = 10**5, 2.0, 0.05
+
+    def value(e0):
+        tp = TrimmedPair.at(n, sigma, e0)
+        return 1.0 if tp is None else min(1.0, tp.delta(eps) + tp.charge(1))
+
+    x = golden(value, 0.0, G.gaussian_eps_hi(sigma, 1e-30 / n), max_iter=12).x
+    r = sd.delta(sd.Shuffle(sd.Gaussian(sigma), n=n), epsilon=eps)
+    assert r.bound == "trimmed-clone"
+    assert r.chosen.details["eps0"] == x
+    assert value(x) <= r.delta <= round_up(round_up(value(x)))

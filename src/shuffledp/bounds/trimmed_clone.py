@@ -116,6 +116,8 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
                                      lo, hi, max_iter=10)
             return _rounds_eps0(n, sigma, float(ask.delta), int(rounds))
         hi = G.gaussian_eps_hi(sigma, 1e-30 / (n * rounds))
+        # (No pruning here: a δ question's point costs one δ evaluation, about what the
+        # floor that would prune it costs.)
         ranker = "none" if rounds == 1 else "rdp"
         return golden(lambda x: value(x, ranker), 0.0, hi,
                       max_iter=12 if rounds == 1 else 8).x
