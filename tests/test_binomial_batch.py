@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from shuffledp.numerics.binomial import half_binom_logpmf, half_binom_pmf_walk
-from shuffledp.numerics.binomial_batch import half_binom_logpmf_fast, half_binom_pmf_walk_fast
+from shuffledp.numerics.binomial_batch import (
+    half_binom_logpmf_fast,
+    half_binom_pmf_walk_fast,
+)
 
 
 def _same(a, b):

@@ -55,6 +55,17 @@ def test_belows_are_the_tails_one_by_one(m, p):
     tops = [400, 300, 120, 1]
     assert np.array_equal(_belows(m, p, tops), [_tails(m, p, t, m)[0] for t in tops])
     ref = mp.fsum(mp.binomial(m, k) * mp.mpf(p) ** k * (1 - mp.mpf(p)) ** (m - k)
-                  for k in range(0, 300)) if m < 10**4 else None
+                  for k in range(300)) if m < 10**4 else None
     if ref is not None:
         assert _belows(m, p, [300])[0] >= ref
+
+
+@pytest.mark.parametrize("n,p", [(2000, 0.05), (10**5, 0.2), (10**7, 0.01), (10**12, 0.3)])
+def test_floor_window_weights_match_loader(n, p):
+    # pair_delta_floor's weights (Loader every 64th slice, exact ratios between) against
+    # _slices' (Loader at every slice): far inside the floor's 1e-9.
+    from shuffledp.pairs.clone.slices import _slices, _window_weights
+    cs, w = _window_weights(n, p)
+    sl = _slices.__wrapped__(n, p, 0.7, 0.3, 0.0)
+    assert np.array_equal(cs, sl.c)
+    assert np.max(np.abs(w / sl.w - 1.0)) < 1e-12

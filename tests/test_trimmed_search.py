@@ -123,3 +123,53 @@ def test_accountant_delta_question_is_plain_goldens_value():
     assert r.bound == "trimmed-clone"
     assert r.chosen.details["eps0"] == x
     assert value(x) <= r.delta <= round_up(round_up(value(x)))
+
+
+def _mp_renyi(n, p, eps0, lam, sds=12):
+    """D_λ of the clone pair in mpmath (the slice form of ``_mp_delta``)."""
+    mp.mp.dps = 40
+    m = n - 1
+    p = mp.mpf(p)
+    alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
+    mean, sd = m * p, mp.sqrt(m * p * (1 - p))
+    tot = mp.mpf(0)
+    for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
+        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
+        b = [mp.mpf(1) / mp.mpf(2) ** c]
+        for x in range(c):
+            b.append(b[-1] * (c - x) / (x + 1))
+        u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
+        tot += wc * mp.fsum((alpha * u[x] + (1 - alpha) * v[x]) ** lam
+                            * ((1 - alpha) * u[x] + alpha * v[x]) ** (1 - lam)
+                            for x in range(c + 2))
+    return mp.log(tot) / (lam - 1)
+
+
+def test_trimmed_member_rdp_floor_is_below_the_exact_renyi_divergence():
+    from shuffledp.bounds.trimmed_clone import _member
+    m = _member(400, 2.0, 4.0)
+    pair = m.pair.clone
+    orders = np.array([2.0, 3.5, 8.0])
+    fl = m.rdp.floor(orders)
+    up = m.rdp.curve(np.array([2, 4, 8]))
+    for i, lam in enumerate(orders):
+        exact = _mp_renyi(pair.n, pair.p, pair.log_ratio, lam)
+        assert fl[i] <= exact
+        assert fl[i] >= 0.9 * exact                 # close enough to skip a route
+    assert fl[0] <= up[0] and fl[2] <= up[2]
+
+
+def test_rdp_route_skipped_by_its_floor_keeps_the_answer():
+    import shuffledp as sd
+    proto = sd.Shuffle(sd.Gaussian(2.0), n=10**4)
+    r = sd.epsilon(proto, 1e-5, rounds=10)
+    assert r.bound == "trimmed-clone" and r.composition == "pld"
+    assert "cannot beat" in r.chosen.details["routes_skipped"]["rdp"]
+    rdp = sd.epsilon(proto, 1e-5, rounds=10, bound="trimmed-clone", composition="rdp")
+    assert rdp.epsilon >= r.epsilon
+
+
+def test_pruned_golden_uses_goldens_ratio():
+    from shuffledp.bounds import _common
+    from shuffledp.numerics import search
+    assert _common._GOLDEN == search._GOLDEN

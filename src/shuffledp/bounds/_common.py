@@ -7,7 +7,7 @@ import math
 from ..pairs import gaussian_rdp as G
 from ..core.mechanisms import Gaussian, LocalRandomizer
 from ..numerics import bisect
-from ..numerics.search import _GOLDEN, SearchError
+from ..numerics.search import SearchError
 from ..core.protocols import CheckIn
 
 __all__ = ["KOV15_OFF", "golden_pruned", "TrimmedFamilyRoutes", "probe_member", "ldp_reason",
@@ -127,6 +127,11 @@ class TrimmedFamilyRoutes:
         return super().route_cost_reason(proto, rounds, route)
 
 
+#: The golden-section ratio, formed as ``numerics.search.golden`` forms it (same float, so
+#: ``golden_pruned`` visits the same points).
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
 def golden_pruned(f, loses, lo: float, hi: float, *, max_iter: int) -> float:
     """``numerics.golden(f, lo, hi, max_iter=max_iter).x`` without evaluating the points
     that are proven to lose their comparison.
@@ -143,7 +148,7 @@ def golden_pruned(f, loses, lo: float, hi: float, *, max_iter: int) -> float:
         if partner is not None and math.isfinite(partner) and loses(x, partner):
             return math.inf                   # proven > partner: the same comparison outcome
         v = f(x)
-        if v != v:
+        if isinstance(v, float) and math.isnan(v):
             raise SearchError(f"golden_pruned: the function is NaN at x={x!r} (a NaN cannot "
                               "be compared; fix the function, not the search)")
         return v

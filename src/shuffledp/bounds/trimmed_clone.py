@@ -23,6 +23,8 @@ import functools
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
@@ -33,8 +35,9 @@ from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
+from .clones import _floor_screen_atoms
 from ._common import (TrimmedFamilyRoutes, eps0_range, gaussian_reason, golden_pruned,
-                      note_users, probe_member)
+                      note_users, pld_first_kov15_last, probe_member)
 
 __all__ = ["trimmed_family"]
 
@@ -49,11 +52,33 @@ _SEARCH_POINTS = 500_000
 
 def _member(n: int, sigma: float, e0: float):
     """The views of one round of the trimmed pair at ε0 (None where no pair exists):
-    its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T."""
+    its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T. Its RDP view
+    carries the clone pair's certified floor (``_rdp_floor``)."""
     tp = TrimmedPair.at(n, sigma, e0)
     if tp is None:
         return None
-    return replace(views_of(tp, "upper"), rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse"))
+    return replace(views_of(tp, "upper"),
+                   rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse",
+                               functools.partial(_rdp_floor, tp.clone)))
+
+
+def _rdp_floor(pair, orders):
+    """Certified lower bounds on the exact clone pair's D(λ) at real orders λ ≥ 2: what the
+    clone bounds' ``rdp_floor`` computes (bounds/clones.py, docs/latency.md): the Rényi sum
+    of a pair the clone pair dominates (``pair_floor_atoms``), less 1e-9·(1 + λ) on its log
+    for the floating-point error of the atoms and of the sum. With it the RDP composer
+    proves, before the pair's RDP curve is computed, when no order can beat the PLD route's
+    value (T > 1: PLD runs first, ``TrimmedClone.order_routes``)."""
+    lp, ell = _floor_screen_atoms(pair)
+    lam = np.asarray(orders, dtype=float)
+    out = np.empty(lam.shape)
+    for i in range(0, lam.size, 32):
+        x = lam[i:i + 32, None] - 1.0
+        t = lp[None, :] + x * ell[None, :]
+        m = np.max(t, axis=1)
+        log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
+        out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
+    return out
 
 
 def _left(member, delta: float, rounds: int) -> float:
@@ -102,7 +127,8 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
     """The trimmed pairs of ``Shuffle(Gaussian(sigma), n)``, one per ε0 (``FamilyView``).
 
     Which ε0 a composer gets: for an ε question, one round: the ε0 minimising the exact
-    pair's ε (golden search, 10 steps); T rounds: the ε0 minimising the pair's RDP
+    pair's ε (golden search, 10 steps; a point proven to lose its comparison skips its root
+    search, ``golden_pruned``: the same ε0); T rounds: the ε0 minimising the pair's RDP
     conversion at a reduced point budget (``_rounds_eps0``), for every composer. For a δ
     question: the ε0 minimising the exact one-round δ (12 steps) or the RDP route's δ
     (8 steps) — the same ε0 for every composer, so the routes share one search."""
@@ -194,6 +220,12 @@ class TrimmedClone(TrimmedFamilyRoutes, Bound):
     def valid_for(self, proto):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
+
+    def order_routes(self, routes):
+        """PLD first: its value is usually the answer, and the RDP route, tried after it,
+        is skipped when its certified floor (the member's ``RdpView.floor``) cannot beat
+        it. Order never changes the answer (the smallest route value is kept)."""
+        return pld_first_kov15_last(routes)
 
     def family(self, proto, rounds: int) -> FamilyView:
         """One trimmed pair per ε0 (``trimmed_family``), built for ``users(proto, rounds)``
