@@ -23,16 +23,21 @@ import functools
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
 from ..pairs.clone import fmt20_pair, pair_rdp
+from ..pairs.clone.hockey import pair_delta_floor
 from ..pairs.trimmed import TrimmedPair, trimmed_pair
 from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
-from ._common import TrimmedFamilyRoutes, eps0_range, gaussian_reason, note_users, probe_member
+from .clones import _floor_screen_atoms
+from ._common import (TrimmedFamilyRoutes, eps0_range, gaussian_reason, golden_pruned,
+                      note_users, pld_first_kov15_last, probe_member)
 
 __all__ = ["trimmed_family"]
 
@@ -47,11 +52,33 @@ _SEARCH_POINTS = 500_000
 
 def _member(n: int, sigma: float, e0: float):
     """The views of one round of the trimmed pair at ε0 (None where no pair exists):
-    its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T."""
+    its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T. Its RDP view
+    carries the clone pair's certified floor (``_rdp_floor``)."""
     tp = TrimmedPair.at(n, sigma, e0)
     if tp is None:
         return None
-    return replace(views_of(tp, "upper"), rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse"))
+    return replace(views_of(tp, "upper"),
+                   rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse",
+                               functools.partial(_rdp_floor, tp.clone)))
+
+
+def _rdp_floor(pair, orders):
+    """Certified lower bounds on the exact clone pair's D(λ) at real orders λ ≥ 2: what the
+    clone bounds' ``rdp_floor`` computes (bounds/clones.py, docs/latency.md): the Rényi sum
+    of a pair the clone pair dominates (``pair_floor_atoms``), less 1e-9·(1 + λ) on its log
+    for the floating-point error of the atoms and of the sum. With it the RDP composer
+    proves, before the pair's RDP curve is computed, when no order can beat the PLD route's
+    value (T > 1: PLD runs first, ``TrimmedClone.order_routes``)."""
+    lp, ell = _floor_screen_atoms(pair)
+    lam = np.asarray(orders, dtype=float)
+    out = np.empty(lam.shape)
+    for i in range(0, lam.size, 32):
+        x = lam[i:i + 32, None] - 1.0
+        t = lp[None, :] + x * ell[None, :]
+        m = np.max(t, axis=1)
+        log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
+        out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
+    return out
 
 
 def _left(member, delta: float, rounds: int) -> float:
@@ -60,6 +87,19 @@ def _left(member, delta: float, rounds: int) -> float:
     if rounds == 1:
         return delta - member.charge(1)
     return delta - member.charge(rounds) * (1 + 1e-12)
+
+
+def _one_round_loses(n: int, sigma: float, delta: float, e0: float, beat: float) -> bool:
+    """True when the one-round value at ε0 (the pair's certified ε at δ − n·δ0) is proven
+    above ``beat``: a certified lower bound on the pair's δ at ``beat`` (``pair_delta_floor``,
+    one sum over the window) above what the charge leaves. δ(ε) is non-increasing, so every
+    ε with δ(ε) ≤ δ − n·δ0 — in particular the certified one the root search returns — is
+    then > beat. False when it cannot tell (the ε0 search then evaluates the point)."""
+    tp = TrimmedPair.at(n, sigma, e0)
+    if tp is None or not (beat >= 0.0):
+        return False
+    left = _left(tp, delta, 1)
+    return left > 0 and pair_delta_floor(tp.clone, beat) > left
 
 
 @functools.lru_cache(maxsize=32)
@@ -87,7 +127,8 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
     """The trimmed pairs of ``Shuffle(Gaussian(sigma), n)``, one per ε0 (``FamilyView``).
 
     Which ε0 a composer gets: for an ε question, one round: the ε0 minimising the exact
-    pair's ε (golden search, 10 steps); T rounds: the ε0 minimising the pair's RDP
+    pair's ε (golden search, 10 steps; a point proven to lose its comparison skips its root
+    search, ``golden_pruned``: the same ε0); T rounds: the ε0 minimising the pair's RDP
     conversion at a reduced point budget (``_rounds_eps0``), for every composer. For a δ
     question: the ε0 minimising the exact one-round δ (12 steps) or the RDP route's δ
     (8 steps) — the same ε0 for every composer, so the routes share one search."""
@@ -95,9 +136,14 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
         if isinstance(ask, EpsilonAt):
             if rounds == 1:
                 lo, hi = eps0_range(n, sigma, ask.delta)
-                return golden(lambda x: value(x, "none"), lo, hi, max_iter=10).x
+                delta = float(ask.delta)
+                return golden_pruned(lambda x: value(x, "none"),
+                                     lambda x, fp: _one_round_loses(n, sigma, delta, x, fp),
+                                     lo, hi, max_iter=10)
             return _rounds_eps0(n, sigma, float(ask.delta), int(rounds))
         hi = G.gaussian_eps_hi(sigma, 1e-30 / (n * rounds))
+        # (No pruning here: a δ question's point costs one δ evaluation, about what the
+        # floor that would prune it costs.)
         ranker = "none" if rounds == 1 else "rdp"
         return golden(lambda x: value(x, ranker), 0.0, hi,
                       max_iter=12 if rounds == 1 else 8).x
@@ -174,6 +220,12 @@ class TrimmedClone(TrimmedFamilyRoutes, Bound):
     def valid_for(self, proto):
         return "any inputs of l2 diameter <= 1, any dimension (only the Gaussian's (eps0, delta0) curve is used)"
 
+
+    def order_routes(self, routes):
+        """PLD first: its value is usually the answer, and the RDP route, tried after it,
+        is skipped when its certified floor (the member's ``RdpView.floor``) cannot beat
+        it. Order never changes the answer (the smallest route value is kept)."""
+        return pld_first_kov15_last(routes)
 
     def family(self, proto, rounds: int) -> FamilyView:
         """One trimmed pair per ε0 (``trimmed_family``), built for ``users(proto, rounds)``
