@@ -63,3 +63,47 @@ def test_sampled_view_is_the_per_order_minimum(rate):
     orders = np.array([2, 3, 5, 8, 16])
     want = np.minimum(b.hidden(proto).rdp(orders), b.base_pair(proto).rdp(orders))
     assert np.array_equal(b.rdp(proto, orders), want)
+
+
+# ---- shortcuts of the check-in cells and atoms: bit-identical to the general forms ------
+from shuffledp.pairs import hidden as sp
+from shuffledp.pairs.trimmed import trimmed_hidden
+
+
+@pytest.mark.parametrize("S,M,q", [(1, 5000, 0.9), (4, 700, 0.3), (3, 2, 0.6)])
+def test_still_runs_equal_the_general_path(S, M, q):
+    """Runs whose threshold does not move (one block of cells): the shortcut gives the same
+    floats as the general path with its (all-zero) pmf steps."""
+    rng = np.random.default_rng(S * M)
+    N0 = 10.0**7 + rng.integers(0, 10**6, S).astype(float)
+    Ns = N0[:, None] - np.arange(M)[None, :]
+    k0 = np.floor(N0 * q) - rng.integers(0, 4000, S)
+    ks = np.repeat(k0[:, None], M, axis=1)
+    lens = np.array([M] + [int(rng.integers(2, M + 1)) for _ in range(S - 1)])
+    lp = math.log1p(-q)
+    F0 = rng.uniform(0.01, 0.9, S)
+    base = rng.uniform(-12.0, -8.0, S)
+    fast = sp._runs_log_cdf(Ns, ks, lens, q, lp, F0, base)
+    slow = sp._runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path=False)
+    assert len(fast) == len(slow) == S
+    for a, b in zip(fast, slow):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n,sigma,rate,eps0,budget,ranking", [
+    (10**10, 2.0, 0.1, 5.4, 80_000, True),        # one block: few large slices
+    (151140522, 1.2923, 0.331, 6.83, sp.ATOM_BUDGET, False),
+    (10**6, 2.0, 0.1, 4.09, sp.ATOM_BUDGET, False),       # many small slices
+])
+def test_grouped_atoms_equal_the_gathered_ones(monkeypatch, n, sigma, rate, eps0, budget,
+                                               ranking):
+    hp, _ = trimmed_hidden(n, sigma, eps0, rate, None)
+    assert hp is not None
+    sp.hidden_atoms.cache_clear()
+    grouped = sp.hidden_atoms(hp, budget, ranking)
+    sp.hidden_atoms.cache_clear()
+    monkeypatch.setattr(sp, "_GROUPED_SLICES", -1)
+    gathered = sp.hidden_atoms(hp, budget, ranking)
+    sp.hidden_atoms.cache_clear()
+    for a, b in zip(grouped, gathered):
+        assert np.array_equal(a, b)
