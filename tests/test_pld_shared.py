@@ -119,3 +119,14 @@ def test_clear_caches_empties_the_kept_grids():
     assert comp._PAIR_STORES
     sd.clear_caches()
     assert not comp._PAIR_STORES
+
+
+def test_a_read_only_view_of_a_writeable_array_is_not_kept():
+    la, lb = _pair(23, 40)
+    va, vb = la.view(), lb.view()
+    va.setflags(write=False)
+    vb.setflags(write=False)
+    assert comp._pair_store(va, vb) is None
+    first = comp.pld_epsilon(va, vb, 4, 1e-6)[0]
+    la[:] = lb                                   # the views change with their bases
+    assert comp.pld_epsilon(va, vb, 4, 1e-6)[0] < first

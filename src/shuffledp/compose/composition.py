@@ -569,9 +569,8 @@ def _pair_store(logp, logq):
     float arrays (nothing can change them in place) and found by identity: the weak
     references must still point at these very objects (an id reused by a new array finds
     a dead reference). The entry holds no reference to the arrays themselves."""
-    ok = all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 1
-             and not a.flags.writeable for a in (logp, logq))
-    if not ok:
+    if not all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 1
+               and _frozen(a) for a in (logp, logq)):
         return None
     key = (id(logp), id(logq))
     hit = _PAIR_STORES.get(key)
@@ -586,6 +585,16 @@ def _pair_store(logp, logq):
     store: dict = {"checked": False}
     _PAIR_STORES[key] = (refs[0], refs[1], store)
     return store
+
+
+def _frozen(a) -> bool:
+    """Neither ``a`` nor any array it views can be written (a read-only view of a writeable
+    array still changes with it)."""
+    while a is not None:
+        if not isinstance(a, np.ndarray) or a.flags.writeable:
+            return False
+        a = a.base
+    return True
 
 
 def _checked_pair(logp, logq, extra_delta):
