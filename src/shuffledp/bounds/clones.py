@@ -283,7 +283,11 @@ class _PairBound(Bound):
         return super().route_cost_reason(proto, rounds, route)
 
     def proven_floor(self, proto, ask, rounds, beat):
-        if 1 < rounds <= FLOOR_MAX_ROUNDS and self._floor_beats(proto, ask, rounds, beat):
+        # One round below PAIR_EXACT_MAX_N: the exact root runs (cheap); above it the PLD
+        # route answers at ~0.3-1 s, so the floor (~0.05 s) is worth asking first.
+        one = rounds == 1 and proto.n > PAIR_EXACT_MAX_N
+        if (one or 1 < rounds <= FLOOR_MAX_ROUNDS) and self._floor_beats(proto, ask, rounds,
+                                                                          beat):
             return (f"the {rounds}-round {ask.solves} of this bound's clone pair itself is "
                     f"at least {beat:.6g} (a certified lower bound on it, from a pair the "
                     "clone pair dominates), and every route is at or above that"), True
