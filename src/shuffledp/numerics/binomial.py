@@ -17,6 +17,7 @@ W. Hoeffding, "Probability inequalities for sums of bounded random variables" (1
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -128,45 +129,166 @@ def half_binom_logpmf_runs(c, x0, counts, block: int = 32):
     ``RUN_REL_ERR`` are evaluated by Loader's form throughout, so every value is within
     ~2e-13 relative of the exact pmf. Rows that fail the test are first retried with
     anchors every 8th, then every 2nd x before falling back to Loader's form.
+    (``HalfBinomRuns`` gives the same values a group of rows at a time.)
     """
-    c = np.asarray(c, dtype=float)
-    x0 = np.asarray(x0, dtype=float)
+    return HalfBinomRuns(c, x0, counts, block).all()
+
+
+#: Points per group of rows that ``HalfBinomRuns`` (and the clone pair's point sets built
+#: on it) evaluate together: a few arrays of this many floats stay in the CPU cache, where
+#: one pass over all points (up to millions) streamed every temporary through memory.
+RUN_GROUP_POINTS = 1 << 16
+
+
+class HalfBinomRuns:
+    """``half_binom_logpmf_runs`` evaluated one group of rows at a time, with the same floats.
+
+    What depends on all rows is done once here, as the one-call form did it: Loader's form
+    at the anchors of every row (its deviance series takes its number of terms from the
+    largest argument of the call), which rows fail the recurrence's error test, and those
+    rows' values (retried with denser anchors, ``half_binom_logpmf_runs``). ``rows(r0, r1)``
+    then runs the recurrence for rows r0..r1 − 1: every operation there is elementwise or
+    a sum along one row's block, so the values do not depend on how rows are grouped.
+
+    The error test's running sums (``(block + 1)·u·Σ|log ratios|``) are formed only for
+    rows that a bound from the row's two ends does not already clear: the log ratio
+    log((c − x)/(x + 1)) decreases in x, so its largest magnitude on a row is at one of
+    its ends, and a block sums at most block − 1 of them. Rows the bound clears would pass
+    the full test too (the bound is padded for the rounding of the ends' logs and of the
+    sums), so the rows that fail are the same.
+    """
+
+    def __init__(self, c, x0, counts, block: int = 32):
+        self.c = c = np.asarray(c, dtype=float)
+        self.x0 = x0 = np.asarray(x0, dtype=float)
+        self.counts = counts = np.asarray(counts, dtype=np.int64)
+        self.block = block
+        rows = c.size
+        self.total = int(counts.sum()) if rows else 0
+        self.sub = None
+        if self.total == 0:
+            return
+        nb = int(-(-int(counts.max()) // block))
+        # The anchors exactly as the one-call form took them (its padded grid's every
+        # block-th column, padding included: Loader's series length depends on them all).
+        anchors = x0[:, None] + np.arange(nb * block, dtype=float)[None, ::block]
+        self.la = half_binom_logpmf(anchors, np.broadcast_to(c[:, None], anchors.shape))
+        bad = self._bad_rows()
+        self.bad = bad
+        if np.any(bad):
+            nbad = counts[bad]
+            if block > 4:
+                self.sub = half_binom_logpmf_runs(c[bad], x0[bad], nbad, block // 4)
+            else:
+                width = nb * block
+                col = np.arange(width, dtype=float)
+                xb = x0[bad][:, None] + col[None, :]
+                vals = half_binom_logpmf(xb, np.broadcast_to(c[bad][:, None], xb.shape))
+                self.sub = vals[col[None, :] < nbad[:, None]]
+            self.sub_start = np.cumsum(nbad) - nbad          # each bad row's run in sub
+            self.bad_rank = np.cumsum(bad) - 1
+
+    def _bad_rows(self) -> np.ndarray:
+        """Rows where some value's error allowance exceeds ``RUN_REL_ERR``."""
+        c, x0, counts, block = self.c, self.x0, self.counts, self.block
+        k = (block + 1) * 1.2e-16
+        lo = x0
+        hi = np.minimum(x0 + counts - 2, c - 1.0)        # the log ratios a row's steps use
+        has = hi >= lo
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d_lo = np.log((c - lo) / (lo + 1.0))
+            d_hi = np.log((c - hi) / (hi + 1.0))
+            top = np.maximum(np.abs(d_lo), np.abs(d_hi)) * (1.0 + 1e-9) + 1e-15
+            clear = ~has | ((x0 >= 0.0) & np.isfinite(top)
+                            & (k * (block - 1) * top * (1.0 + 1e-12) <= RUN_REL_ERR))
+        bad = np.zeros(c.size, dtype=bool)
+        check = np.flatnonzero(~clear)
+        for g0, g1 in _row_groups(counts[check], block):
+            r = check[g0:g1]
+            cr, cnt = c[r], counts[r]
+            nb = int(-(-int(cnt.max()) // block))
+            width = nb * block
+            col = np.arange(width, dtype=float)
+            x = x0[r][:, None] + col[None, :]
+            step = self._steps(cr, x, nb)
+            with np.errstate(invalid="ignore"):
+                err = k * np.cumsum(np.abs(np.where(np.isfinite(step), step, 0.0)),
+                                    axis=-1).reshape(r.size, width)
+            bad[r] = np.any((col[None, :] < cnt[:, None]) & (err > RUN_REL_ERR), axis=1)
+        return bad
+
+    def _steps(self, c, x, nb: int) -> np.ndarray:
+        """The recurrence's steps on a padded grid x (rows, nb·block): 0 at each block's
+        anchor, then log pmf(x) − log pmf(x − 1); −inf where that is not finite."""
+        block = self.block
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.log((c[:, None] - x) / (x + 1.0))     # log pmf(x+1) − log pmf(x)
+        d = d.reshape(x.shape[0], nb, block)
+        step = np.empty_like(d)
+        step[..., 0] = 0.0
+        step[..., 1:] = d[..., :-1]
+        # Outside the support the recurrence is meaningless; those points are set below.
+        np.copyto(step, -np.inf, where=~np.isfinite(step))
+        return step
+
+    def rows(self, r0: int, r1: int, want_x: bool = False):
+        """Values of rows r0..r1 − 1, concatenated (and their x when ``want_x``)."""
+        c, x0, counts = self.c[r0:r1], self.x0[r0:r1], self.counts[r0:r1]
+        n = int(counts.sum()) if counts.size else 0
+        if n == 0:
+            return (np.zeros(0), np.zeros(0)) if want_x else np.zeros(0)
+        block = self.block
+        nb = int(-(-int(counts.max()) // block))
+        width = nb * block
+        col = np.arange(width, dtype=float)
+        x = x0[:, None] + col[None, :]
+        step = self._steps(c, x, nb)
+        with np.errstate(invalid="ignore"):
+            cum = np.cumsum(step, axis=-1)
+            out = (self.la[r0:r1, :nb, None] + cum).reshape(c.size, width)
+        np.copyto(out, -np.inf, where=~((x >= 0) & (x <= c[:, None])))
+        np.copyto(out, -np.inf, where=np.isnan(out))
+        valid = col[None, :] < counts[:, None]
+        vals = out[valid]
+        if self.sub is not None:
+            b = np.flatnonzero(self.bad[r0:r1])
+            if b.size:
+                starts = np.cumsum(counts) - counts
+                cnt = counts[b]
+                offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                dst = np.repeat(starts[b], cnt) + offs
+                src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
+                vals[dst] = self.sub[src]
+        return (vals, x[valid]) if want_x else vals
+
+    def all(self) -> np.ndarray:
+        """Every row's values, concatenated (``half_binom_logpmf_runs``)."""
+        out = np.empty(self.total)
+        pos = 0
+        for g0, g1 in _row_groups(self.counts, self.block):
+            v = self.rows(g0, g1)
+            out[pos:pos + v.size] = v
+            pos += v.size
+        return out
+
+
+def _row_groups(counts, block: int = 1, points: int = RUN_GROUP_POINTS):
+    """Consecutive row ranges [g0, g1) of about ``points`` points each (at least one row);
+    a row of ``counts`` points takes ceil(counts/block)·block on a padded grid."""
     counts = np.asarray(counts, dtype=np.int64)
-    rows = c.size
-    if rows == 0:
-        return np.zeros(0)
-    nb = int(-(-int(counts.max()) // block))
-    width = nb * block
-    col = np.arange(width, dtype=float)
-    x = x0[:, None] + col[None, :]                               # (rows, width)
-    valid = col[None, :] < counts[:, None]
-    anchors = x[:, ::block]                                      # (rows, nb)
-    la = half_binom_logpmf(anchors, np.broadcast_to(c[:, None], anchors.shape))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = np.log((c[:, None] - x) / (x + 1.0))                 # log pmf(x+1) − log pmf(x)
-    d = d.reshape(rows, nb, block)
-    step = np.zeros_like(d)
-    step[..., 1:] = d[..., :-1]
-    # Outside the support the recurrence is meaningless; those points are set below.
-    step = np.where(np.isfinite(step), step, -np.inf)
-    with np.errstate(invalid="ignore"):
-        cum = np.cumsum(step, axis=-1)
-        out = (la[..., None] + cum).reshape(rows, width)
-        err = (block + 1) * 1.2e-16 * np.cumsum(np.abs(np.where(np.isfinite(step), step, 0.0)),
-                                                 axis=-1).reshape(rows, width)
-    out = np.where((x >= 0) & (x <= c[:, None]), out, -np.inf)
-    out = np.where(np.isnan(out), -np.inf, out)
-    bad = np.any(valid & (err > RUN_REL_ERR), axis=1)
-    if np.any(bad):
-        if block > 4:
-            # Far-tail rows (large log ratios): anchors 4x denser, the same error test; only
-            # rows that still fail it are evaluated by Loader's form at every point.
-            sub = np.full((int(np.count_nonzero(bad)), width), -np.inf)
-            sub[valid[bad]] = half_binom_logpmf_runs(c[bad], x0[bad], counts[bad], block // 4)
-            out[bad] = sub
-        else:
-            out[bad] = half_binom_logpmf(x[bad], np.broadcast_to(c[bad][:, None], x[bad].shape))
-    return out[valid]
+    if counts.size == 0:
+        return []
+    padded = -(-counts // block) * block
+    ends = np.cumsum(padded)
+    out = []
+    g0 = 0
+    while g0 < counts.size:
+        base = int(ends[g0 - 1]) if g0 else 0
+        g1 = int(np.searchsorted(ends, base + points, side="right"))
+        g1 = max(g1, g0 + 1)
+        out.append((g0, g1))
+        g0 = g1
+    return out
 
 
 def half_binom_pmf_walk(c, k, block: int = 64):
@@ -516,10 +638,15 @@ def _even_partition_counts(kmax: int):
     """
     e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
     e[0][0] = 1
+    cols = [[0] * (kmax + 1) for _ in range(kmax + 1)]      # cols[m][k] = E[k][m]
+    cols[0][0] = 1
     for k in range(1, kmax + 1):
+        binoms = [math.comb(2 * k - 1, 2 * i - 1) for i in range(1, k + 1)]
         for m in range(1, k + 1):
-            e[k][m] = sum(math.comb(2 * k - 1, 2 * i - 1) * e[k - i][m - 1]
-                          for i in range(1, k - m + 2))
+            # Σ_{i=1}^{k−m+1} C(2k − 1, 2i − 1)·E[k − i][m − 1] (exact integers)
+            v = sum(map(operator.mul, binoms, reversed(cols[m - 1][m - 1:k])))
+            e[k][m] = v
+            cols[m][k] = v
     return e
 
 
@@ -540,20 +667,29 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
         e = _even_partition_counts(kmax)
         _EVEN_PARTITIONS[kmax] = np.array([[float(v) for v in row] for row in e])
     E = _EVEN_PARTITIONS[kmax]
-    i = np.arange(kmax + 1, dtype=float)
-    # F[:, m] = s(s−1)…(s−m+1)/s^m (0 once m > s) and U[:, d] = s^−d.
-    F = np.cumprod(np.concatenate([np.ones((s.size, 1)),
-                                   np.maximum(1.0 - i[None, :kmax] / s[:, None], 0.0)], axis=1),
-                   axis=1)
-    U = np.cumprod(np.concatenate([np.ones((s.size, 1)),
-                                   np.repeat((1.0 / s)[:, None], kmax, axis=1)], axis=1), axis=1)
+    n = s.size
+    # F[:, m] = s(s−1)…(s−m+1)/s^m (0 once m > s) and U[:, d] = s^−d, column by column (the
+    # running products of the rows' factors, as a cumulative product along each row forms
+    # them). Column-major: the products below read whole columns.
+    F = np.empty((n, kmax + 1), order="F")
+    U = np.empty((n, kmax + 1), order="F")
+    F[:, 0] = 1.0
+    U[:, 0] = 1.0
+    inv = 1.0 / s
+    for j in range(1, kmax + 1):
+        np.multiply(F[:, j - 1], np.maximum(1.0 - float(j - 1) / s, 0.0), out=F[:, j])
+        np.multiply(U[:, j - 1], inv, out=U[:, j])
     logs = np.log(s)
-    out = np.empty((s.size, kmax))
-    for k in range(1, kmax + 1):
-        m = np.arange(1, k + 1)
-        # inner = Σ_m E(2k, m) F_m s^{m−k}; E(2k, k) = (2k − 1)!! dominates at large s.
-        inner = (F[:, m] * U[:, k - m]) @ E[k, m]
-        with np.errstate(divide="ignore"):
+    out = np.empty((n, kmax))
+    buf = np.empty((n, kmax), order="F")
+    with np.errstate(divide="ignore"):
+        for k in range(1, kmax + 1):
+            # inner = Σ_m E(2k, m) F_m s^{m−k}; E(2k, k) = (2k − 1)!! dominates at large s.
+            # The factors F_m·U_{k−m}, m = 1..k, in a column-major block, then one
+            # matrix-vector product (the layout fixes BLAS's summation order: keep it).
+            blk = buf[:, :k]
+            np.multiply(F[:, 1:k + 1], U[:, k - 1::-1], out=blk)
+            inner = blk @ E[k, 1:k + 1]
             out[:, k - 1] = np.log(inner) - k * logs
     return out
 

@@ -14,9 +14,11 @@ import math
 
 import numpy as np
 
+from ...core._parallel import parallel, pmap, threads
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
-from .rdp_points import _rdp_plan, _rdp_points, _rdp_window, _slice_points, _step_for, _x_windows
+from .rdp_points import (_SlicePoints, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
+                         _step_for, _x_windows)
 from .slices import _log_tails, _pair_slices
 
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
@@ -44,11 +46,8 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
     _need_g0(pair, "pair_pld_atoms")
     budget = int(max_atoms or PLD_MAX_ATOMS)
     c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
-    jj, logP, ell = _rdp_points(pair, c_eval, alo, ahi, 0, c_eval.size)
-    with np.errstate(divide="ignore"):
-        logp = np.log(mass[jj]) + logP
-    logq = logp - ell
     tail = float(np.dot(mass, tails)) * 2.0 + 1e-300
+    extra_p, extra_q = [], []
     if log_below > -math.inf:
         # The lower tail of C: its part in [lo2, lo) is carried by the slice lo2 (smaller c is
         # more informative, so that slice dominates it), only the rest by the victim alone
@@ -67,15 +66,44 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
             a2, b2, lt2 = _x_windows(c2, _PLD_SDS)
             j2, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
             lp2 = math.log(mid) + lP2
-            logp = np.concatenate([logp, lp2])
-            logq = np.concatenate([logq, lp2 - ell2])
+            extra_p.append(lp2)
+            extra_q.append(lp2 - ell2)
             tail += 2.0 * mid * float(np.exp(lt2[0]))   # its x-tail, as for the others
         la, lb = pair.log_alpha, pair.log_beta
         lw = log_below
         if lw > -math.inf:
-            logp = np.concatenate([logp, [lw + la, lw + lb]])
-            logq = np.concatenate([logq, [lw + lb, lw + la]])
+            extra_p.append(np.array([lw + la, lw + lb]))
+            extra_q.append(np.array([lw + lb, lw + la]))
+    # The window's atoms are written group by group into arrays that already have room for
+    # the lower tail's (no full-size temporaries; the same values and order as
+    # log(mass[j]) + log P(x | c) and that minus ℓ, followed by the lower tail's atoms).
+    # Groups are independent: a few threads share them (numpy's logaddexp, most of the
+    # cost, releases Python's lock), each writing its own slices.
+    pts = _SlicePoints(pair, c_eval, alo, ahi, 0, c_eval.size)
+    n_main = pts.total
+    n_all = n_main + sum(e.size for e in extra_p)
+    logp = np.empty(n_all)
+    logq = np.empty(n_all)
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(mass)
+
+    def fill(part):
+        for g0, g1, s0, s1 in part:
+            logP, ell = pts.group(g0, g1)
+            lp = logp[s0:s1]
+            np.add(np.repeat(log_mass[g0:g1], pts.counts[g0:g1]), logP, out=lp)
+            np.subtract(lp, ell, out=logq[s0:s1])
+
+    k = threads() if parallel() and len(pts.groups) >= 8 else 1
+    pmap(fill, [pts.groups[i::k] for i in range(k)])
+    pos = n_main
+    for ep, eq in zip(extra_p, extra_q):
+        logp[pos:pos + ep.size] = ep
+        logq[pos:pos + ep.size] = eq
+        pos += ep.size
     keep = np.isfinite(logp)
+    if keep.all():
+        return logp, logq, tail
     return logp[keep], logq[keep], tail
 
 

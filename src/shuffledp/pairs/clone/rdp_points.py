@@ -18,7 +18,8 @@ import numpy as np
 
 from ...core._lazy import special  # scipy.special on first use (import time)
 from ...core._memo import register
-from ...numerics import REL_SLACK, binom_logpmf, binom_window, half_binom_logpmf_runs
+from ...numerics import REL_SLACK, binom_logpmf, binom_window
+from ...numerics.binomial import HalfBinomRuns, _row_groups
 from .slices import _log_tails
 
 #: Largest number of (slice, x) points one RDP evaluation sums point by point (slices the
@@ -106,34 +107,81 @@ def _auto_step(pair, K: float, budget: int) -> int:
 
 def _rdp_points(pair, c_eval, alo, ahi, j0: int, j1: int):
     """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q)."""
-    alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
-    ce, lo_, hi_ = c_eval[j0:j1], alo[j0:j1], ahi[j0:j1]
-    counts = hi_ + 2 - lo_                       # x from alo to ahi + 1
+    counts = ahi[j0:j1] + 2 - alo[j0:j1]
     jj = np.repeat(np.arange(j0, j1), counts)
-    offs = np.arange(jj.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    x = (alo[jj] + offs).astype(float)
-    c = c_eval[jj].astype(float)
-    lv = half_binom_logpmf_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
-    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
-    top = ~(x <= c)                              # x = c + 1 only: a few points
-    lu[top] = -c[top] * math.log(2.0)
-    lu[x == 0] = -np.inf
-    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
-    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
-    # no cancellation and finite at x = 0 and x = c + 1.
-    den = beta * x + alpha * (c + 1.0 - x)
-    arg = gamma * (2.0 * x - c - 1.0) / den
-    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
-    # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
-    ell = np.log1p(np.maximum(arg, -0.5))
-    low = ~(arg > -0.5)                          # the other form only where it is used
-    if low.any():
-        xl, cl = x[low], c[low]
-        with np.errstate(divide="ignore"):
-            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+    logP = np.empty(jj.size)
+    ell = np.empty(jj.size)
+    for s0, s1, _, lp, el in _point_groups(pair, c_eval, alo, ahi, j0, j1):
+        logP[s0:s1] = lp
+        ell[s0:s1] = el
     return jj, logP, ell
+
+
+def _point_groups(pair, c_eval, alo, ahi, j0: int, j1: int):
+    """``_rdp_points`` of slices j0..j1−1 in groups of consecutive slices (about
+    ``RUN_GROUP_POINTS`` points each, so that the temporaries stay in the CPU cache):
+    yields (s0, s1, slice indices, log P(x | c), ℓ) for the points s0..s1 − 1 of the
+    concatenation. Every value is computed elementwise (the half-binomial runs by
+    ``HalfBinomRuns``, which gives the same floats in any grouping of its rows), so the
+    points equal those of one pass over all slices."""
+    pts = _SlicePoints(pair, c_eval, alo, ahi, j0, j1)
+    for g0, g1, s0, s1 in pts.groups:
+        logP, ell = pts.group(g0, g1)
+        yield s0, s1, pts.slice_index(g0, g1), logP, ell
+
+
+class _SlicePoints:
+    """The points of slices j0..j1−1, one group of consecutive slices at a time.
+
+    ``groups``: (g0, g1, s0, s1) — slices j0 + g0 .. j0 + g1 − 1 hold the points s0..s1 − 1
+    of the concatenation; ``group(g0, g1)`` returns their (log P(x | c), ℓ). Groups are
+    independent (read-only shared state), so they may be evaluated on several threads.
+    """
+
+    def __init__(self, pair, c_eval, alo, ahi, j0: int, j1: int):
+        self.pair = pair
+        self.j0 = j0
+        ce, lo_ = c_eval[j0:j1], alo[j0:j1]
+        self.counts = counts = ahi[j0:j1] + 2 - lo_           # x from alo to ahi + 1
+        self.cf = ce.astype(float)
+        self.runs = HalfBinomRuns(self.cf, lo_.astype(float), counts)  # log Bin(c,½)(x)
+        self.groups = []
+        s0 = 0
+        for g0, g1 in _row_groups(counts, self.runs.block):
+            s1 = s0 + int(counts[g0:g1].sum())
+            self.groups.append((g0, g1, s0, s1))
+            s0 = s1
+        self.total = s0
+
+    def slice_index(self, g0: int, g1: int) -> np.ndarray:
+        return np.repeat(np.arange(self.j0 + g0, self.j0 + g1), self.counts[g0:g1])
+
+    def group(self, g0: int, g1: int):
+        pair = self.pair
+        alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+        lv, x = self.runs.rows(g0, g1, want_x=True)
+        c = np.repeat(self.cf[g0:g1], self.counts[g0:g1])
+        # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
+        top = ~(x <= c)                          # x = c + 1 only: a few points
+        lu[top] = -c[top] * math.log(2.0)
+        lu[x == 0] = -np.inf
+        logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
+        # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by
+        # (c+1−x): no cancellation and finite at x = 0 and x = c + 1.
+        den = beta * x + alpha * (c + 1.0 - x)
+        arg = gamma * (2.0 * x - c - 1.0) / den
+        # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
+        # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
+        # accurate.
+        ell = np.log1p(np.maximum(arg, -0.5))
+        low = ~(arg > -0.5)                      # the other form only where it is used
+        if low.any():
+            xl, cl = x[low], c[low]
+            with np.errstate(divide="ignore"):
+                ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+        return logP, ell
 
 
 def _slice_points(pair, K: float, step: int | None = None):

@@ -115,11 +115,18 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     s, log_top = s[::B], log_top[::B]
     t_h = np.minimum(1.0, np.sqrt(2.0 * (max(log_psi_g, 0.0) + math.log(2.0) + 40.0) / s))
     ts = np.concatenate([np.broadcast_to(fixed, (s.size, fixed.size)), t_h[:, None]], axis=1)
-    rg = gamma * ts
+    # The parts of the first term that depend on t alone are formed once for the fixed
+    # fractions (one row, the same operations) and for the per-slice one.
+    head = np.concatenate([fixed[None, :], t_h[:, None]], axis=None)
+    rg = gamma * head
     # log(1 − γt) from 1 − γt = 2β + γ(1 − t): 1 − γ rounds to 0 at large log(a/b).
     with np.errstate(divide="ignore"):
-        log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - ts))
-    t1 = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(ts) + log_top[:, None]
+        log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - head))
+    part = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(head)
+    k = fixed.size
+    t1 = np.empty(ts.shape)
+    np.add(part[None, :k], log_top[:, None], out=t1[:, :k])
+    np.add(part[k:], log_top, out=t1[:, k])
     t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
     t2 = np.where(ts >= 1.0, -np.inf, t2)
     with np.errstate(over="ignore"):
