@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..numerics import (circular_run, fft_power, fft_power_product, fft_powers,
+from ..numerics import (circular_run, fft_power_product, fft_powers,
                        increasing_root, next_fast_len)
 
 __all__ = ["SumBound", "positive_part", "chernoff_positive_part", "chernoff_positive_parts",
@@ -222,11 +222,11 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
 
     # ---- 2. tilt to zero mean -----------------------------------------------------------
     def dmean(phi):
-        w = lq[live] + phi * j[live]
+        w = lql + phi * jl
         w = np.exp(w - w.max())
-        return float(np.sum(w * j[live]))
+        return float(np.sum(w * jl))
 
-    jpos = j[live].max()
+    jpos = jl.max()
     if jpos <= 0:
         return SumBound(0.0, {"reason": "no positive lattice atom"})
     if dmean(0.0) >= 0.0:
@@ -255,7 +255,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
     s_lo, L = _window(c, w, 2 * K, n)
     s_hi = s_lo + L - 1
-    Q, fft_err_l2 = fft_power(qt, n, L)
+    # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
+    Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
     # position s sits at index (s − n·lo) mod L
     main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
 
@@ -306,12 +307,18 @@ def _weighted_sum(Q, offset: int, L: int, s_hi: int, step: float, phi: float):
     BLAS on a busy machine costs more than the whole FFT.)
     """
     s_cut = min(s_hi, max(int(300.0 / phi), 1))
-    s = np.arange(1, s_cut + 1, dtype=np.int64)
-    sf = s.astype(float)
-    wts = step * sf * np.exp(-phi * sf)
-    main = float(np.sum(wts * np.maximum(circular_run(Q, 1 - offset, s_cut), 0.0)))
+    # wts = step·s·e^{−φs} and the products below, computed in place: the same operations
+    # in the same order as the plain expressions (IEEE products commute), without a fresh
+    # array (and its page faults) for each intermediate
+    sf = np.arange(1.0, s_cut + 1.0)             # the integers 1 … s_cut, exactly
+    ex = np.multiply(sf, -phi)
+    np.exp(ex, out=ex)
+    wts = np.multiply(sf, step, out=sf)
+    np.multiply(wts, ex, out=wts)
+    qw = np.maximum(circular_run(Q, 1 - offset, s_cut), 0.0)
+    main = float(np.sum(np.multiply(qw, wts, out=qw)))
     beyond = 2.0 * step * s_cut * math.exp(-phi * s_cut) if s_cut < s_hi else 0.0
-    return main, beyond, math.sqrt(float(np.sum(wts * wts)))
+    return main, beyond, math.sqrt(float(np.sum(np.multiply(wts, wts, out=ex))))
 
 
 def _max_weight(h: float, phi: float, x: float) -> float:
@@ -319,9 +326,12 @@ def _max_weight(h: float, phi: float, x: float) -> float:
     return h * (1.0 / (math.e * phi) if x * phi < 1.0 else x * math.exp(-phi * x))
 
 
+_PSI = np.geomspace(1e-4, 10.0, 80)
+
+
 def _psi_grid(sd_t: float) -> np.ndarray:
     """The Chernoff parameters tried (per lattice unit of a tilted law with sd ``sd_t``)."""
-    return np.geomspace(1e-4, 10.0, 80) / max(sd_t, 1e-12)
+    return _PSI / max(sd_t, 1e-12)
 
 
 def _scaled_upper(log_scale: float, total: float) -> float:
