@@ -27,12 +27,14 @@ from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
 from ..pairs.clone import fmt20_pair, pair_rdp
+from ..pairs.clone.hockey import pair_delta_floor
 from ..pairs.trimmed import TrimmedPair, trimmed_pair
 from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
-from ._common import TrimmedFamilyRoutes, eps0_range, gaussian_reason, note_users, probe_member
+from ._common import (TrimmedFamilyRoutes, eps0_range, gaussian_reason, golden_pruned,
+                      note_users, probe_member)
 
 __all__ = ["trimmed_family"]
 
@@ -60,6 +62,19 @@ def _left(member, delta: float, rounds: int) -> float:
     if rounds == 1:
         return delta - member.charge(1)
     return delta - member.charge(rounds) * (1 + 1e-12)
+
+
+def _one_round_loses(n: int, sigma: float, delta: float, e0: float, beat: float) -> bool:
+    """True when the one-round value at ε0 (the pair's certified ε at δ − n·δ0) is proven
+    above ``beat``: a certified lower bound on the pair's δ at ``beat`` (``pair_delta_floor``,
+    one sum over the window) above what the charge leaves. δ(ε) is non-increasing, so every
+    ε with δ(ε) ≤ δ − n·δ0 — in particular the certified one the root search returns — is
+    then > beat. False when it cannot tell (the ε0 search then evaluates the point)."""
+    tp = TrimmedPair.at(n, sigma, e0)
+    if tp is None or not (beat >= 0.0):
+        return False
+    left = _left(tp, delta, 1)
+    return left > 0 and pair_delta_floor(tp.clone, beat) > left
 
 
 @functools.lru_cache(maxsize=32)
@@ -95,9 +110,14 @@ def trimmed_family(n: int, sigma: float) -> FamilyView:
         if isinstance(ask, EpsilonAt):
             if rounds == 1:
                 lo, hi = eps0_range(n, sigma, ask.delta)
-                return golden(lambda x: value(x, "none"), lo, hi, max_iter=10).x
+                delta = float(ask.delta)
+                return golden_pruned(lambda x: value(x, "none"),
+                                     lambda x, fp: _one_round_loses(n, sigma, delta, x, fp),
+                                     lo, hi, max_iter=10)
             return _rounds_eps0(n, sigma, float(ask.delta), int(rounds))
         hi = G.gaussian_eps_hi(sigma, 1e-30 / (n * rounds))
+        # (No pruning here: a δ question's point costs one δ evaluation, about what the
+        # floor that would prune it costs.)
         ranker = "none" if rounds == 1 else "rdp"
         return golden(lambda x: value(x, ranker), 0.0, hi,
                       max_iter=12 if rounds == 1 else 8).x

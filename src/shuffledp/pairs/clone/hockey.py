@@ -16,8 +16,10 @@ import math
 
 import numpy as np
 
-from ...numerics import half_binom_logpmf, half_binom_pmf_walk, round_up
-from .slices import _half_sf, _pair_slices
+from ...numerics import round_up
+from ...numerics.binomial_batch import (half_binom_logpmf_fast as half_binom_logpmf,
+                                        half_binom_pmf_walk_fast as half_binom_pmf_walk)
+from .slices import _half_sf, _pair_slices, _window_weights
 
 #: Slack on each slice's closed-form hockey-stick value, relative to the size of its two
 #: terms κ·Pr[A = m − 1] and (e^ε − 1)·Pr[A ≥ m]: covers the cancellation between them
@@ -56,42 +58,71 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
     live = kappa > 0
     val = np.zeros(c.shape)
     err = np.zeros(c.shape)
-    if np.any(live):
+    if not live.any():
+        return (val, err) if with_error else val
+    every = bool(live.all())          # the pairs' slices: one α for all, all live or none
+    if every:
+        cl, al, bl, kl = c, alpha, beta, kappa
+        gl = gamma
+    else:
         cl, al, bl, kl = c[live], alpha[live], beta[live], kappa[live]
-        # t* = (c + 1) r*/(1 + r*) = (c + 1)/(1 + 1/r*): 1/r* = κ/(e^ε α − β) cannot
-        # overflow (r* itself does when κ is tiny at large ε).
-        den = (gamma[live] + em1 * al) if gamma is not None else (E * al - bl)
-        tstar = (cl + 1) / (1.0 + kl / den)
-        # t* can exceed c + 1 when r*/(1 + r*) rounds to 1 (α/β near 1/ulp): clip so that
-        # m − 1 ≤ c; every threshold in 0..c + 1 is a valid candidate (value ≤ optimum), and
-        # x = c + 1 always carries loss log(α/β) > ε when κ > 0.
-        m = np.floor(np.minimum(tstar, cl + 0.0)).astype(np.int64) + 1
-        # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
-        pm1 = half_binom_pmf_walk(cl, m - 1)                               # Pr[A = m−1]
-        if pm1 is None:
-            pm1 = np.exp(half_binom_logpmf(m - 1, cl))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
-            pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
-        pm0 = np.where(m - 1 < 0, np.exp(half_binom_logpmf(m, cl)), pm0)   # pm1 = 0 below support
-        sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
-        sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
-        sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
-        t1 = kl * np.stack([pm2, pm1, pm0])                           # κ Pr[A = m'−1]
-        t2 = em1 * np.stack([sf_m1, sf_0, sf_p1])                     # (e^ε−1) Pr[A ≥ m']
-        cand = t1 - t2
-        best = np.argmax(cand, axis=0)
-        idx = np.arange(cl.size)
-        val[live] = np.maximum(cand[best, idx], 0.0)
-        # κ = α − e^ε β itself cancels when ε is near log(α/β): its rounding error is a few
-        # ulps of α + e^ε β, not of κ, so charge that too (times Pr[A = m' − 1] ≤ 1).
-        pm_best = np.stack([pm2, pm1, pm0])[best, idx]
-        # With γ given, κ = γ − (e^ε − 1)β is formed from two accurate terms (γ to 2u, the
-        # product to 3u, the difference u|κ|): at most 4u(γ + (e^ε − 1)β) ≤ 4.5e-16 of
-        # them, which is also ≤ the charge on α − e^ε β (γ + (e^ε − 1)β ≤ α + e^ε β).
-        kerr = (4.5e-16 * (gamma[live] + em1 * bl) if gamma is not None
-                else 4.5e-16 * (al + E * bl))
-        err[live] = (_TERM_SLACK * (t1[best, idx] + t2[best, idx]) + kerr * pm_best)
+        gl = gamma[live] if gamma is not None else None
+    # t* = (c + 1) r*/(1 + r*) = (c + 1)/(1 + 1/r*): 1/r* = κ/(e^ε α − β) cannot
+    # overflow (r* itself does when κ is tiny at large ε).
+    den = (gl + em1 * al) if gl is not None else (E * al - bl)
+    tstar = (cl + 1) / (1.0 + kl / den)
+    # t* can exceed c + 1 when r*/(1 + r*) rounds to 1 (α/β near 1/ulp): clip so that
+    # m − 1 ≤ c; every threshold in 0..c + 1 is a valid candidate (value ≤ optimum), and
+    # x = c + 1 always carries loss log(α/β) > ε when κ > 0.
+    m = np.floor(np.minimum(tstar, cl + 0.0)).astype(np.int64) + 1
+    # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
+    pm1 = half_binom_pmf_walk(cl, m - 1)                               # Pr[A = m−1]
+    if pm1 is None:
+        pm1 = np.exp(half_binom_logpmf(m - 1, cl))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
+        pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
+    # pm1 = 0 below the support (m = 0: never when κ > 0, as t* > 0 there; kept as a
+    # guard). Only those entries are evaluated (k = 0 is Loader's exact edge value).
+    below = m - 1 < 0
+    if below.any():
+        pm0 = pm0.copy()
+        pm0[below] = np.exp(half_binom_logpmf(m[below], cl[below]))
+    sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
+    sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
+    sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
+    # Thresholds m − 1, m, m + 1: κ Pr[A = m' − 1] − (e^ε − 1) Pr[A ≥ m'], the largest kept
+    # (the first on ties, as argmax would; by selection, so the floats are the same).
+    t1 = (kl * pm2, kl * pm1, kl * pm0)
+    t2 = (em1 * sf_m1, em1 * sf_0, em1 * sf_p1)
+    c0, c1, c2 = t1[0] - t2[0], t1[1] - t2[1], t1[2] - t2[2]
+    if np.isnan(c1).any() or np.isnan(c2).any():
+        # argmax takes the first NaN; comparisons would not: keep argmax's choice
+        best = np.argmax(np.stack([c0, c1, c2]), axis=0)
+        b1, b2 = best == 1, best == 2
+        top = np.where(b2, c2, np.where(b1, c1, c0))
+    else:
+        b1 = c1 > c0
+        top = np.where(b1, c1, c0)
+        b2 = c2 > top
+        top = np.where(b2, c2, top)
+    h = np.maximum(top, 0.0)
+    # κ = α − e^ε β itself cancels when ε is near log(α/β): its rounding error is a few
+    # ulps of α + e^ε β, not of κ, so charge that too (times Pr[A = m' − 1] ≤ 1).
+    pm_best = np.where(b2, pm0, np.where(b1, pm1, pm2))
+    # With γ given, κ = γ − (e^ε − 1)β is formed from two accurate terms (γ to 2u, the
+    # product to 3u, the difference u|κ|): at most 4u(γ + (e^ε − 1)β) ≤ 4.5e-16 of
+    # them, which is also ≤ the charge on α − e^ε β (γ + (e^ε − 1)β ≤ α + e^ε β).
+    kerr = (4.5e-16 * (gl + em1 * bl) if gl is not None
+            else 4.5e-16 * (al + E * bl))
+    e = (_TERM_SLACK * (np.where(b2, t1[2], np.where(b1, t1[1], t1[0]))
+                        + np.where(b2, t2[2], np.where(b1, t2[1], t2[0])))
+         + kerr * pm_best)
+    if every:
+        val, err = h, e
+    else:
+        val[live] = h
+        err[live] = e
     return (val, err) if with_error else val
 
 
@@ -182,6 +213,25 @@ def pair_delta_lower(pair, eps: float) -> float:
     if eps >= pair.log_ratio * (1.0 + 1e-15):
         return 0.0
     return max(0.0, _delta_sum(pair, max(eps, 0.0), upper=False) * (1.0 - 1e-11))
+
+
+def pair_delta_floor(pair, eps: float) -> float:
+    """A certified LOWER bound on the true δ(ε) of a g = 0 pair (the upper kernel's twin).
+
+    The window's slices only (the tails of C only add), each slice's closed form less its
+    floating-point error bound (``conditional_hockey(with_error=True)``: the value at any
+    threshold is ≤ the slice's exact H), the sum shrunk by 1e-9 relative (the slice
+    weights' ~1e-15 and the dot product's n·u rounding). Used to prove that a member of an
+    ε0 search loses to a value already found (``bounds/_common.golden_pruned``): if
+    δ_floor(ε) > δ then every certified ε(δ) of the pair is above ε.
+    """
+    _need_g0(pair, "pair_delta_floor")
+    if eps >= pair.log_ratio * (1.0 + 1e-15):
+        return 0.0
+    cs, w = _window_weights(pair.n, pair.p)
+    h, err = conditional_hockey(cs, pair.alpha, max(eps, 0.0), with_error=True,
+                                beta=pair.beta, gamma=pair.gamma)
+    return max(0.0, float(np.dot(w, np.maximum(h - err, 0.0))) * (1.0 - 1e-9))
 
 
 def threshold_bracket(ok_delta, lo: float, hi: float, target: float, xtol: float,

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core._lazy import special  # scipy.special on first use (import time)
-from ...numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_log_tail_bound, binom_logpmf,
+from ...numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many,
+                         binom_log_tail_bound, binom_logpmf,
                          binom_sf_bounds, binom_window, half_binom_logpmf)
+from ...numerics.binomial_batch import half_binom_logpmf_fast
 
 #: Window of C in standard deviations for δ(ε): ±(12 sd + 12).
 _SDS, _EXTRA = 12.0, 12
@@ -50,22 +52,48 @@ def _half_sf(m, c):
     mm, cc = m[mid], c[mid]
     low = 2 * mm <= cc                     # threshold at or below the mean: use the complement
     mu = np.where(low, cc - mm + 1, mm)    # upper-tail threshold actually summed (≥ c/2)
-    total = np.zeros(mu.shape)
-    idx = np.arange(mu.size)
-    start = mu.copy()
     # Blocks start at ~8 sd of the largest slice (the tail from a threshold at or above the
     # mean has fallen by 1e-18 within that) and double while any entry is unfinished.
     block = int(min(512, max(32, 2 ** math.ceil(math.log2(4.0 * math.sqrt(float(cc.max())) + 2)))))
+    inv = None
+    if mu.size >= 16 and int(cc.max()) < 2**31:
+        # Repeated (threshold, c) entries (the hidden pairs' cells repeat a c once per
+        # count of absent users) are summed once: each entry is its own row below, so a
+        # row's value does not depend on the others (the same floats).
+        key, inv = np.unique(mu * 2**31 + cc, return_inverse=True)
+        if key.size < mu.size:
+            mu, cc = key >> 31, key & (2**31 - 1)
+        else:
+            inv = None
+    total = _upper_tails(mu, cc, block)
+    if inv is not None:
+        total = total[inv.ravel()]
+    out[mid] = np.where(low, 1.0 - total, total)
+    return out
+
+
+def _upper_tails(mu, cc, block: int) -> np.ndarray:
+    """Pr[Bin(c, ½) ≥ µ] for thresholds 0 < µ ≤ c at or above c/2 (``_half_sf``'s sum)."""
+    total = np.zeros(mu.shape)
+    idx = np.arange(mu.size)
+    start = mu.copy()
     while idx.size:
         steps = np.arange(block - 1, dtype=float)[None, :]
         k0 = start[idx].astype(float)
         cb = cc[idx].astype(float)
         # Block head by Loader's pmf, the rest by the exact term ratio (c − k)/(k + 1):
-        # a cumulative product of ≤ 511 ratios adds < 1e-13 relative.
-        head = np.exp(half_binom_logpmf(k0, cb))
+        # a cumulative product of ≤ 511 ratios adds < 1e-13 relative. (Formed in place:
+        # the same operations as head·cumprod(max(c − k, 0)/(k + 1)), fewer temporaries.)
+        head = np.exp(half_binom_logpmf_fast(k0, cb))
         kk = k0[:, None] + steps
-        ratios = np.maximum(cb[:, None] - kk, 0.0) / (kk + 1.0)
-        terms = np.concatenate([head[:, None], head[:, None] * np.cumprod(ratios, axis=1)], axis=1)
+        ratios = cb[:, None] - kk
+        np.maximum(ratios, 0.0, out=ratios)
+        kk += 1.0
+        ratios /= kk
+        terms = np.empty((k0.size, block))
+        terms[:, 0] = head
+        np.cumprod(ratios, axis=1, out=terms[:, 1:])
+        terms[:, 1:] *= head[:, None]
         total[idx] += terms.sum(axis=1)
         last = terms[:, -1]
         kl = k0 + block - 1
@@ -76,8 +104,7 @@ def _half_sf(m, c):
         start[idx] += block
         idx = idx[~done]
         block = min(512, 2 * block)
-    out[mid] = np.where(low, 1.0 - total, total)
-    return out
+    return total
 
 
 def _tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
@@ -87,14 +114,28 @@ def _tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
     these masses are ~1e-30 and only ever multiply a remainder, so a factor 2 costs nothing
     and covers any plausible error.
     """
+    below = float(_belows(m, p, [lo])[0]) if lo > 0 else 0.0
+    return below, _above(m, p, hi)
+
+
+def _above(m: int, p: float, hi: int) -> float:
+    """``_tails(m, p, ·, hi)[1]``: an upper bound on Pr[Bin(m, p) > hi]."""
+    if hi >= m:
+        return 0.0
     if m > BDTR_MAX_N:
         # The incomplete beta is NaN or off by orders of magnitude at m ≳ 1e10: certified sums.
-        below = binom_cdf_bounds(lo - 1, m, p)[1] if lo > 0 else 0.0
-        above = binom_sf_bounds(hi + 1, m, p)[1] if hi < m else 0.0
-        return below, above
-    below = 2.0 * float(special.bdtr(lo - 1, m, p)) + 1e-300 if lo > 0 else 0.0
-    above = 2.0 * float(special.bdtrc(hi, m, p)) + 1e-300 if hi < m else 0.0
-    return below, above
+        return binom_sf_bounds(hi + 1, m, p)[1]
+    return 2.0 * float(special.bdtrc(hi, m, p)) + 1e-300
+
+
+def _belows(m: int, p: float, tops) -> np.ndarray:
+    """``_tails(m, p, top, ·)[0]`` for several tops > 0 in one vectorised call, the same
+    floats: scipy's ``bdtr`` is elementwise, and ``binom_cdf_bounds_many`` sums each entry's
+    series as its own row (rounding as it would alone)."""
+    k = np.asarray(tops, dtype=np.int64) - 1
+    if m > BDTR_MAX_N:
+        return binom_cdf_bounds_many(k, m, p)[1]
+    return 2.0 * np.asarray(special.bdtr(k, m, p), dtype=float) + 1e-300
 
 
 def _log_tails(m: int, p: float, lo: int, hi: int) -> tuple[float, float]:
@@ -139,23 +180,27 @@ def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
         lo, hi = binom_window(m, p, _SDS_EXACT, _EXTRA)
         cs = np.arange(lo, hi + 1)
         w = np.exp(binom_logpmf(cs, m, p, 1.0 - p))
-        below, above = _tails(m, p, lo, hi)
         alpha = np.full(cs.shape, a / (a + b))
         beta = np.full(cs.shape, b / (a + b))
         # Lower tail: blocks [c_{j+1}, c_j) with c_0 = lo, c_{j+1} = c_j − ⌈sd⌉, the last
         # block reaching down to c = 0; each charged Pr[C < c_j] (≥ its mass) times the
         # value at its lower end (slice values are non-increasing in c).
         sd = max(1, int(math.ceil(math.sqrt(m * p * (1.0 - p)))))
-        ends, masses, top = [], [], lo
+        ends, tops, top = [], [], lo
         for j in range(_LOWER_BLOCKS):
             if top <= 0:
                 break
             nxt = 0 if j == _LOWER_BLOCKS - 1 else max(0, top - sd)
             ends.append(nxt)
-            masses.append(_tails(m, p, top, m)[0])
+            tops.append(top)
             top = nxt
+        # Pr[C < c_j] for every block top in one call (the first top is lo: the window's
+        # lower tail mass is the same number); above the window as before.
+        masses = _belows(m, p, tops) if tops else np.zeros(0)
+        below = float(masses[0]) if lo > 0 else 0.0
+        above = _above(m, p, hi)
         return _Slices(cs, w, alpha, beta, below, above, np.array(ends, dtype=np.int64),
-                       np.array(masses))
+                       np.asarray(masses, dtype=float))
     lo, hi = binom_window(m, p, _SDS, _EXTRA)
     # g > 0: S ranges over lo..hi+1; W_s = (a+b) w(s−1) + g w(s). Slices with s = 0 carry no
     # information (both coordinates are 0 under X0 and X1) and are dropped. Truncation only
@@ -168,6 +213,16 @@ def _slices(n: int, p: float, a: float, b: float, g: float) -> _Slices:
         alpha = np.where(W > 0, (a * w_prev + 0.5 * g * w_same) / W, 0.5)
         beta = np.where(W > 0, (b * w_prev + 0.5 * g * w_same) / W, 0.5)
     return _Slices(s - 1, W, alpha, beta, 0.0, 0.0)
+
+
+def _window_weights(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """(c, W_c) over the g = 0 pair's exact-sum window ±(7 sd + 12) only: ``_slices``
+    without its tail masses (certified series at n > 1e6, the costly part of a build), for
+    a lower bound that drops the tails anyway (``hockey.pair_delta_floor``)."""
+    m = n - 1
+    lo, hi = binom_window(m, p, _SDS_EXACT, _EXTRA)
+    cs = np.arange(lo, hi + 1)
+    return cs, np.exp(binom_logpmf(cs, m, p, 1.0 - p))
 
 
 def _pair_slices(pair) -> _Slices:
