@@ -63,6 +63,7 @@ in ε, always on the safe side).
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -72,7 +73,7 @@ from ..core._lazy import special  # scipy.special on first use (import time)
 from ..core import _validate as v
 from ..core.errors import NotApplicableError
 from ..numerics import pld_fft as _pf
-from ..core._memo import memo
+from ..core._memo import memo, register as _memo_register
 from ..core._parallel import pmap
 from ..numerics import (golden_min, binom_logpmf, binom_window, bisect_certified,
                        log_binom_coef, round_up)
@@ -550,8 +551,71 @@ def _pld_module():
 
 
 def _check_pair(logp, logq, extra_delta):
+    lp, lq, extra, _ = _checked_pair_new(logp, logq, extra_delta)
+    return lp, lq, extra
+
+
+#: Loss moments and lattices of recent read-only atom arrays (``_checked_pair``): key
+#: (id(logp), id(logq)) -> (weak references to both, the pair's ``LossPair.store``).
+_PAIR_STORES: dict = _memo_register("shuffledp.compose.composition._PAIR_STORES", {})
+_PAIR_STORES_MAX = 8
+
+
+def _pair_store(logp, logq):
+    """The kept moments and lattices of this exact pair of arrays, or None.
+
+    The bound views hand the same atom arrays to every question on one protocol (a sweep
+    over rounds and δ), and the grids depend on the atoms only. Kept only for read-only
+    float arrays (nothing can change them in place) and found by identity: the weak
+    references must still point at these very objects (an id reused by a new array finds
+    a dead reference). The entry holds no reference to the arrays themselves."""
+    if not all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 1
+               and _frozen(a) for a in (logp, logq)):
+        return None
+    key = (id(logp), id(logq))
+    hit = _PAIR_STORES.get(key)
+    if hit is not None and hit[0]() is logp and hit[1]() is logq:
+        return hit[2]
+    try:
+        refs = (weakref.ref(logp), weakref.ref(logq))
+    except TypeError:
+        return None
+    if len(_PAIR_STORES) >= _PAIR_STORES_MAX:
+        _PAIR_STORES.pop(next(iter(_PAIR_STORES)))
+    store: dict = {"checked": False}
+    _PAIR_STORES[key] = (refs[0], refs[1], store)
+    return store
+
+
+def _frozen(a) -> bool:
+    """Neither ``a`` nor any array it views can be written (a read-only view of a writeable
+    array still changes with it)."""
+    while a is not None:
+        if not isinstance(a, np.ndarray) or a.flags.writeable:
+            return False
+        a = a.base
+    return True
+
+
+def _checked_pair(logp, logq, extra_delta):
+    """``_check_pair`` and the pair's ``pld_fft.LossPair`` (seeded with the exponentials
+    the check computes; its moments and lattices kept across calls for read-only atoms,
+    ``_pair_store``)."""
+    store = _pair_store(logp, logq)
+    if store is not None and store["checked"]:
+        lp, lq = logp, logq                  # 1-D float arrays: asarray/ravel are views
+        extra = v.real("extra_delta", extra_delta, lo=0.0, hi=1.0)
+        return lp, lq, extra, _pf.LossPair(lp, lq, store=store)
+    lp, lq, extra, pair = _checked_pair_new(logp, logq, extra_delta, store)
+    if store is not None:
+        store["checked"] = True
+    return lp, lq, extra, pair
+
+
+def _checked_pair_new(logp, logq, extra_delta, store=None):
     lp = np.asarray(logp, dtype=float).ravel()
     lq = np.asarray(logq, dtype=float).ravel()
+    exps = []
     if lp.size == 0 or lp.shape != lq.shape:
         raise ValueError(f"logp and logq must be non-empty arrays of equal length; got "
                          f"lengths {lp.size} and {lq.size}")
@@ -562,11 +626,12 @@ def _check_pair(logp, logq, extra_delta):
         if np.any(a > 1e-9):
             raise ValueError(f"{name} must hold log-probabilities in [-inf, 0]; got "
                              f"{float(np.max(a))!r}")
-        s = float(np.sum(np.exp(a)))
+        exps.append(np.exp(a))
+        s = float(np.sum(exps[-1]))
         if s > 1.0 + 1e-9:
             raise ValueError(f"{name} must sum (in probability) to at most 1; got {s!r}")
     extra = v.real("extra_delta", extra_delta, lo=0.0, hi=1.0)
-    return lp, lq, extra
+    return lp, lq, extra, _pf.LossPair(lp, lq, *exps, store=store)
 
 
 def _rounded(la, lb, d, extra, pessimistic: bool = True):
@@ -621,19 +686,23 @@ def _check_rounds_disc(rounds, discretization):
     return rounds, discretization
 
 
-def _both_directions(lp, lq, extra, discretization, compose, symmetric: bool = False):
+def _both_directions(pair, extra, discretization, compose, symmetric: bool = False):
     """(largest grid step, [compose(lattice) for P‖Q and Q‖P]): each direction sizes its own
     loss lattice unless a step is given (the spread has no drift, so the grid only needs to
     resolve the loss's spread). The two directions are independent: side by side on two
-    threads (``_parallel.pmap``). ``symmetric``: P‖Q only (see ``pld_delta``)."""
-    def one(ab):
-        lat = _pf.loss_lattice(ab[0], ab[1], discretization, extra)
+    threads (``_parallel.pmap``), sharing the pair's arrays (``pld_fft.LossPair``, filled
+    before the threads start). ``symmetric``: P‖Q only (see ``pld_delta``)."""
+    def one(flip):
+        lat = pair.lattice(flip, discretization, extra)
         return lat.d, compose(lat)
 
     if symmetric:
-        res = [one((lp, lq))]
+        res = [one(False)]
         return res[0][0], [res[0][1]]
-    res = pmap(one, ((lp, lq), (lq, lp)))
+    if not (pair.has_lattice(False, discretization, extra)
+            and pair.has_lattice(True, discretization, extra)) and pair.shared:
+        pair.exp(0), pair.exp(1), pair.diff(False), pair.nudge()
+    res = pmap(one, (False, True))
     return max(r[0] for r in res), [r[1] for r in res]
 
 
@@ -649,7 +718,7 @@ FINER_MAX_FFT = 1 << 15
 _FINER_RATIO = 4.0
 
 
-def _finer_step(lp, lq, rounds: int, symmetric: bool) -> float | None:
+def _finer_step(pair, rounds: int, symmetric: bool) -> float | None:
     """A second grid step for the one-entry PLD route, or None when the default suffices.
 
     The default step is relative (the loss's standard deviation over ``pld_fft.NU``). For a
@@ -663,11 +732,11 @@ def _finer_step(lp, lq, rounds: int, symmetric: bool) -> float | None:
     where one FFT of ``FINER_MAX_FFT`` points covers it, else the finest that does.
     """
     steps = []
-    for a, b in ((lp, lq),) if symmetric else ((lp, lq), (lq, lp)):
-        mom = _pf.loss_moments(a, b)
+    for flip in (False,) if symmetric else (False, True):
+        mom = pair.loss_moments(flip)         # kept from the default grid's lattice
         if mom is None:
             return None
-        auto = _pf.auto_step(a, b)
+        auto = pair.auto_step(flip)
         if auto < COARSE_STEP:
             return None
         d = LEDGER_GRID
@@ -701,19 +770,19 @@ def pld_delta(logp, logq, rounds: int, epsilon: float, extra_delta: float = 0.0,
     Without ``discretization``, a coarse default grid is complemented by a finer one
     (``_finer_step``) and the smaller certified value kept. Returns (δ, details).
     """
-    lp, lq, extra = _check_pair(logp, logq, extra_delta)
+    lp, lq, extra, pair = _checked_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     eps = v.real("epsilon", epsilon, lo=0.0)
     return _default_then_finer(
-        lambda d: _pld_delta_at(lp, lq, rounds, eps, extra, d, symmetric),
-        lp, lq, rounds, discretization, symmetric, worth=lambda val: val > 0.0)
+        lambda d: _pld_delta_at(pair, rounds, eps, extra, d, symmetric),
+        pair, rounds, discretization, symmetric, worth=lambda val: val > 0.0)
 
 
-def _default_then_finer(at, lp, lq, rounds, discretization, symmetric, worth):
+def _default_then_finer(at, pair, rounds, discretization, symmetric, worth):
     """``at(discretization)``; with no discretization given, also ``at`` the finer step of
     ``_finer_step`` when ``worth(value)``, and the smaller certified value of the two."""
     val, det = at(discretization)
-    fine = _finer_step(lp, lq, rounds, symmetric) if discretization is None else None
+    fine = _finer_step(pair, rounds, symmetric) if discretization is None else None
     if fine is not None and worth(val):
         v2, det2 = at(fine)
         det2["default_grid_value"] = val
@@ -722,8 +791,8 @@ def _default_then_finer(at, lp, lq, rounds, discretization, symmetric, worth):
     return val, det
 
 
-def _pld_delta_at(lp, lq, rounds, eps, extra, discretization, symmetric):
-    d, outs = _both_directions(lp, lq, extra, discretization,
+def _pld_delta_at(pair, rounds, eps, extra, discretization, symmetric):
+    d, outs = _both_directions(pair, extra, discretization,
                                lambda lat: _pf.composed_delta(lat, rounds, eps), symmetric)
     val = min(1.0, float(round_up(max(o[0] for o in outs))))
     return val, {"discretization": d, "variance_added_per_round": d * d / 4.0,
@@ -741,17 +810,17 @@ def pld_epsilon(logp, logq, rounds: int, delta: float, extra_delta: float = 0.0,
     a coarse default grid is complemented by a finer one (``_finer_step``) and the smaller
     certified value kept. Returns (ε, details).
     """
-    lp, lq, extra = _check_pair(logp, logq, extra_delta)
+    lp, lq, extra, pair = _checked_pair(logp, logq, extra_delta)
     rounds, discretization = _check_rounds_disc(rounds, discretization)
     delta = v.probability("delta", delta)
     return _default_then_finer(
-        lambda d: _pld_epsilon_at(lp, lq, rounds, delta, extra, d, symmetric),
-        lp, lq, rounds, discretization, symmetric,
+        lambda d: _pld_epsilon_at(pair, rounds, delta, extra, d, symmetric),
+        pair, rounds, discretization, symmetric,
         worth=lambda val: math.isfinite(val) and val > 0.0)
 
 
-def _pld_epsilon_at(lp, lq, rounds, delta, extra, discretization, symmetric):
-    d, outs = _both_directions(lp, lq, extra, discretization,
+def _pld_epsilon_at(pair, rounds, delta, extra, discretization, symmetric):
+    d, outs = _both_directions(pair, extra, discretization,
                                lambda lat: _pf.composed_epsilon(lat, rounds, delta), symmetric)
     det = {"discretization": d, "variance_added_per_round": d * d / 4.0,
            "engine": "tilted FFT, certified", "tail_per_round": extra}

@@ -115,6 +115,107 @@ def lattice(la, lb, d: float, extra: float = 0.0, pessimistic: bool = True):
     return nz + lo, q[nz], inf
 
 
+class LossPair:
+    """The arrays both loss directions of one pair (A, B) share, each computed once.
+
+    A pair's two directions (A‖B, B‖A) and its two grids (``composition._finer_step``) read
+    the same e^{log A}, e^{log B}, log A − log B (the other direction's is its exact
+    negation: IEEE subtraction rounds symmetrically) and floating-point nudge; the loss
+    moments of each direction are kept once computed. Every array is the one the stand-alone
+    functions compute, so the results are bit-identical; only the usual all-finite case is
+    shared (``shared``), anything else takes the stand-alone paths.
+    """
+
+    def __init__(self, la, lb, exp_a=None, exp_b=None, store: dict | None = None):
+        self.la = np.asarray(la, dtype=float)
+        self.lb = np.asarray(lb, dtype=float)
+        self._shared = None
+        self._exp = [exp_a, exp_b]
+        self._diff = self._nudge = None
+        # moments and lattices (small) in ``store``: a caller that knows the pair has not
+        # changed (``composition``'s cache of read-only atoms) passes the same dict again
+        self.store = {} if store is None else store
+        self.moments = self.store.setdefault("moments", {})
+
+    @property
+    def shared(self) -> bool:
+        """Every atom finite in both logs (the arrays are shared only then)."""
+        if self._shared is None:
+            self._shared = self.la.size > 0 and all(
+                math.isfinite(float(x)) for a in (self.la, self.lb) for x in (a.min(), a.max()))
+        return self._shared
+
+    def exp(self, i: int) -> np.ndarray:
+        """e^{log A} (i = 0) or e^{log B} (i = 1)."""
+        if self._exp[i] is None:
+            self._exp[i] = np.exp(self.lb if i else self.la)
+        return self._exp[i]
+
+    def diff(self, flip: bool) -> np.ndarray:
+        """log A − log B, or log B − log A when ``flip`` (the same values as subtracting)."""
+        if self._diff is None:
+            self._diff = self.la - self.lb
+        return -self._diff if flip else self._diff
+
+    def nudge(self) -> np.ndarray:
+        """4e-16·(|log A| + |log B| + 1), symmetric in the two directions."""
+        if self._nudge is None:
+            self._nudge = 4e-16 * (np.abs(self.la) + np.abs(self.lb) + 1.0)
+        return self._nudge
+
+    def loss_moments(self, flip: bool):
+        """``loss_moments`` of the direction (log B, log A) when ``flip``, else (log A, log B)."""
+        if flip not in self.moments:
+            if self.shared:
+                self.moments[flip] = _moments(np.maximum(self.diff(flip), _LOSS_FLOOR),
+                                              self.exp(int(flip)))
+            else:
+                a, b = (self.lb, self.la) if flip else (self.la, self.lb)
+                self.moments[flip] = loss_moments(a, b)
+        return self.moments[flip]
+
+    def auto_step(self, flip: bool) -> float:
+        return _step_of(self.loss_moments(flip))
+
+    def lattice(self, flip: bool, d: float | None = None, extra: float = 0.0) -> "LossLattice":
+        """``loss_lattice`` of the direction, from the shared arrays (kept in ``store``,
+        read-only)."""
+        if d is None:
+            d = self.auto_step(flip)
+        lats = self.store.setdefault("lattices", {})
+        key = (bool(flip), float(d), float(extra))
+        lat = lats.get(key)
+        if lat is None:
+            lat = self._lattice(flip, d, extra)
+            lat.q.setflags(write=False)
+            lats[key] = lat
+        return lat
+
+    def has_lattice(self, flip: bool, d: float | None = None, extra: float = 0.0) -> bool:
+        """The lattice is kept already (no shared array needs computing for it)."""
+        if d is None:
+            if flip not in self.moments:
+                return False
+            d = self.auto_step(flip)
+        return (bool(flip), float(d), float(extra)) in self.store.get("lattices", {})
+
+    def _lattice(self, flip, d, extra):
+        a, b = (self.lb, self.la) if flip else (self.la, self.lb)
+        if not self.shared:
+            return loss_lattice(a, b, d, extra)
+        loss = self.diff(flip) + self.nudge()
+        # Q-weights e^{log B}, P-masses e^{log A} of the direction
+        return _lattice_from(loss, self.exp(int(not flip)), self.exp(int(flip)), d, extra,
+                             True, 0.0)
+
+
+def _moments(loss, w):
+    tot = float(np.sum(w))
+    mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
+    var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
+    return mu, var, float(np.ptp(loss))
+
+
 def loss_moments(la, lb):
     """(mean, variance, span) of the finite loss log(A/B) (floored at ``_LOSS_FLOOR``)
     under A, or None when no atom has a finite loss. Sizes the loss grids."""
@@ -125,21 +226,19 @@ def loss_moments(la, lb):
         if not np.any(fin):
             return None
         la, lb = la[fin], lb[fin]
-    loss = np.maximum(la - lb, _LOSS_FLOOR)
-    w = np.exp(la)
-    tot = float(np.sum(w))
-    mu = float(np.sum(w * loss)) / tot if tot > 0 else 0.0
-    var = float(np.sum(w * (loss - mu) ** 2)) / tot if tot > 0 else 0.0
-    return mu, var, float(np.ptp(loss))
+    return _moments(np.maximum(la - lb, _LOSS_FLOOR), np.exp(la))
 
 
-def auto_step(la, lb) -> float:
-    """Grid step for ``loss_lattice``: sd(L under A)/NU, at least span/MAX_SUPPORT."""
-    mom = loss_moments(la, lb)
+def _step_of(mom) -> float:
     if mom is None:
         return 1e-4
     _, var, span = mom
     return max(math.sqrt(var) / NU, span / (MAX_SUPPORT - 2), 1e-12)
+
+
+def auto_step(la, lb) -> float:
+    """Grid step for ``loss_lattice``: sd(L under A)/NU, at least span/MAX_SUPPORT."""
+    return _step_of(loss_moments(la, lb))
 
 
 def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLattice:
@@ -160,27 +259,39 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
     if d is None:
         d = auto_step(la, lb)
     pa = np.exp(la)
-    live = pa > 0.0
     fin = np.isfinite(lb)
-    # The usual case — every atom finite and alive — skips the masked copies (the same
-    # values, summed in the same order).
-    all_live, all_fin = bool(live.all()), bool(fin.all())
-    inf = (float(np.sum(pa[live & ~fin])) if not all_fin else 0.0) + max(
-        extra, 1.0 - float(np.sum(pa if all_live else pa[live])))
+    all_fin = bool(fin.all())
     a, b = (la, lb) if all_fin else (la[fin], lb[fin])
-    w = np.exp(b)
     ok = np.isfinite(a)
     if ok.all():
         loss = a - b + 4e-16 * (np.abs(a) + np.abs(b) + 1.0)
     else:
         loss = np.full(a.shape, -np.inf)
         loss[ok] = a[ok] - b[ok] + 4e-16 * (np.abs(a[ok]) + np.abs(b[ok]) + 1.0)
-    keep = w > 0.0
-    if not keep.all():
+    inf_fin = 0.0 if all_fin else float(np.sum(pa[(pa > 0.0) & ~fin]))
+    return _lattice_from(loss, np.exp(b), pa, d, extra, all_fin, inf_fin)
+
+
+def _lattice_from(loss, w, pa, d, extra, all_fin, inf_fin) -> LossLattice:
+    """``loss_lattice`` from its loss (nudged up), Q-weights w = e^{log B} of the finite
+    atoms and the P-masses pa = e^{log A} of all atoms (``inf_fin``: P-mass with B = 0,
+    True when ``all_fin`` says there is none)."""
+    # The usual case — every atom alive — skips the masked copy (the same values, summed
+    # in the same order).
+    # (one reduction each instead of a mask and its .all(): pa, w ≥ 0, never NaN)
+    all_live = pa.size == 0 or float(pa.min()) > 0.0
+    inf = (float(inf_fin) if not all_fin else 0.0) + max(
+        extra, 1.0 - float(np.sum(pa if all_live else pa[pa > 0.0])))
+    if w.size and not float(w.min()) > 0.0:
+        keep = w > 0.0
         loss, w = loss[keep], w[keep]
     if w.size == 0:
         return LossLattice(0, np.zeros(1), min(1.0, inf), d)
-    top = float(np.max(loss)) if np.any(np.isfinite(loss)) else _LOSS_FLOOR
+    # losses are finite or −inf (log A ≤ 0, log B finite): the max is finite unless all
+    # are −inf
+    top = float(np.max(loss))
+    if not math.isfinite(top):
+        top = _LOSS_FLOOR
     floor = max(_LOSS_FLOOR, top - MAX_SUPPORT * d)
     # Raising a loss is always allowed (see above); losses whose whole lower tail weighs
     # ≤ _FLOOR_MASS (a dominating pair's far atoms, e.g. a clone pair's c = 0 slice) are
@@ -189,14 +300,20 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
     cut = _low_cut(loss, w, _FLOOR_MASS)
     if cut is not None:
         floor = max(floor, cut)
-    x = np.maximum(loss, floor) / d
+    x = np.maximum(loss, floor)
+    x /= d
     m = np.floor(x)
-    f = x - m
+    f = np.subtract(x, m, out=x)
     mi = m.astype(np.int64)
     lo = int(mi.min())
     K = int(mi.max()) - lo + 2
-    q = (np.bincount(mi - lo, weights=w * (1.0 - f), minlength=K)
-         + np.bincount(mi - lo + 1, weights=w * f, minlength=K))
+    mi -= lo
+    # the upper neighbours' bincount is the lower one shifted by a bin (the same sums in
+    # the same order)
+    up = np.zeros(K)
+    up[1:] = np.bincount(mi, weights=w * f, minlength=K - 1)
+    np.subtract(1.0, f, out=f)
+    q = np.bincount(mi, weights=np.multiply(w, f, out=m), minlength=K) + up
     return LossLattice(lo, q, min(1.0, inf), d)
 
 
@@ -271,10 +388,14 @@ def composed_delta_floor(lat: LossLattice, T: int, eps: float) -> float:
 
 def _low_cut(loss, w, mass: float):
     """The loss of the first atom, in increasing order of loss, at which the cumulative
-    weight exceeds ``mass`` (None when that is the first atom or none). Only the lowest
-    ~1/64 of the atoms are sorted (a partition finds them in linear time); the full sort
-    is the fallback when they weigh ≤ ``mass``. Same value as sorting everything: ties
-    share their loss."""
+    weight exceeds ``mass`` (None when that is the first atom or none).
+
+    An atom heavier than ``mass`` on its own ends that prefix, so the answer is at most the
+    lowest loss t0 among such atoms, and only the atoms with loss ≤ t0 (a prefix of the
+    sorted order, ties included) need sorting: usually a handful, found in two linear
+    passes. When they are many, the lowest ~1/64 of the atoms are sorted (a partition
+    finds them in linear time); the full sort is the fallback when they weigh ≤ ``mass``.
+    Same value as sorting everything: ties share their loss."""
     def first_over(idx):
         order = idx[np.argsort(loss[idx])]
         cum = np.cumsum(w[order])
@@ -282,6 +403,13 @@ def _low_cut(loss, w, mass: float):
         return k, order
 
     m = max(1024, loss.size // 64)
+    with np.errstate(invalid="ignore"):
+        t0 = float(np.min(np.where(w > mass, loss, np.inf))) if loss.size else np.inf
+    if t0 < np.inf:
+        idx = np.flatnonzero(loss <= t0)
+        if idx.size <= m:
+            k, order = first_over(idx)       # k < idx.size: the atom at t0 is heavy
+            return float(loss[order[k]]) if k > 0 else None
     if m < loss.size:
         part = np.argpartition(loss, m - 1)[:m]
         k, order = first_over(part)
@@ -497,7 +625,7 @@ class _Tilt:
         s = self.s[k0:]
         if s.size == 0:
             return None
-        lw = self.log_scale + self.slope * s
+        lw = self._weights()[0][k0:]
         Q = self.Q[k0:]
         # e^{lw} alone may overflow where Q is tiny (far below the tilt's centre); their
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
@@ -552,19 +680,37 @@ class _Tilt:
         k = int(np.searchsorted(self.s, eps / d, side="right"))
         if k >= self.s.size:
             return None
-        s = self.s[k:]
-        lw = self.log_scale + self.slope * s
-        if float(lw.max()) > top_max:
+        lw_all, sd_all, a, b, ew = self._weights()
+        # lw = log_scale + (d − φ)s is monotone in s (so is its rounding): its largest value
+        # and largest magnitude on s[k:] are at the two ends, and the kept weights
+        # (lw > −700) are one run [a, b) of the window, their e^{lw} computed once per tilt.
+        lw0, lw1 = float(lw_all[k]), float(lw_all[-1])
+        if max(lw0, lw1) > top_max:
             return math.inf, math.inf, 0, math.inf, math.inf
-        g = -np.expm1(np.minimum(eps - s * d, 0.0))
-        keep = lw > -700.0
-        w = np.exp(lw[keep]) * g[keep]
-        main = float(np.sum(w * self.Q[k:][keep]))
+        ka = max(a, k)
+        g = -np.expm1(np.minimum(eps - sd_all[ka:b], 0.0))
+        w = ew[ka - a:] * g if ka < b else ew[:0]
+        main = float(np.sum(w * self.Q[ka:b]))
         l2 = math.sqrt(float(np.sum(w * w)))
         # weights: exp/expm1 and the products φ·s, ε − s·d each carry a few ulps relative
-        wr = 8.0 * _U * (4.0 + float(np.max(np.abs(lw))) + abs(eps) + float(s[-1]) * d)
-        return (main, l2, int(lw.size - np.count_nonzero(keep)),
+        wr = 8.0 * _U * (4.0 + max(abs(lw0), abs(lw1)) + abs(eps) + float(self.s[-1]) * d)
+        return (main, l2, int(self.s.size - k - w.size),
                 float(np.max(w)) if w.size else 0.0, wr)
+
+    def _weights(self):
+        """Per tilt: lw = log_scale + (d − φ)s and s·d on the window, the run [a, b) where
+        lw > −700 and e^{lw} there (the same values ``_window_sum`` formed per ε)."""
+        c = self.__dict__.get("_wts")
+        if c is None:
+            lw = self.log_scale + self.slope * self.s
+            idx = np.flatnonzero(lw > -700.0)
+            a, b = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
+            if b - a != idx.size:            # not one run (cannot happen: lw is monotone)
+                raise ArithmeticError("the tilted weights are not monotone in s")
+            with np.errstate(over="ignore"):     # lw > top_max: never read (see above)
+                ew = np.exp(lw[a:b])
+            c = self._wts = (lw, self.s * self.lat.d, a, b, ew)
+        return c
 
     def delta_finite(self, eps: float):
         """(certified upper bound on E[(1 − e^{ε−dS})_+; all finite], its allowance).
