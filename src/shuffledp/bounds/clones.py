@@ -256,6 +256,10 @@ class _PairBound(Bound):
         # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
         return self.pair(proto).pld_atoms()
 
+    def pld_tail_floor(self, proto):
+        # The tail those atoms charge, at most (pairs.clone.pair_pld_tail_floor): milliseconds.
+        return self.pair(proto).pld_tail_floor()
+
     def order_routes(self, routes):
         # PLD first, KOV15 last: their floors then meet PLD's value (_common.py).
         return pld_first_kov15_last(routes)
