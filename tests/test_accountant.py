@@ -197,3 +197,28 @@ def test_closed_form_kov15_floor_is_below_its_route(n, T, d):
     bisected.cheap_epsilon_one = False           # the bisection path, on the same bound
     generic = _homogeneous_floor(bisected.views(p).dp, d, T, 0.5 * k)
     assert generic <= f * (1 + 1e-9)
+
+
+def test_one_round_pair_floor_skips_the_pld_route_above_the_exact_root():
+    """One round above PAIR_EXACT_MAX_N: the clone bounds answer by PLD (~1 s at n = 1e12,
+    pair built for 1e9 users); their pair floor is asked first and skips them when the
+    pair's exact δ at the best value so far is already above δ. The answer does not
+    change, and the skipped bound's own value (asked by name) is indeed above it."""
+    from shuffledp.bounds import clones
+    proto = sd.Shuffle(sd.LDP(1.0), n=10**12)
+    r = sd.epsilon(proto, delta=1e-6)
+    why = dict(r.not_applicable)
+    assert why["fmt20"].startswith("skipped: cannot beat")
+    own = sd.epsilon(proto, delta=1e-6, bound="fmt20").epsilon
+    assert own > r.epsilon
+    orig = clones._PairBound._floor_beats
+    clones._PairBound._floor_beats = lambda *a, **k: False
+    try:
+        full = sd.epsilon(proto, delta=1e-6)
+    finally:
+        clones._PairBound._floor_beats = orig
+    assert "fmt20" in {c.bound for c in full.candidates}
+    assert full.epsilon == r.epsilon
+    # below PAIR_EXACT_MAX_N the exact root is cheap: no floor is asked at one round
+    small = sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=10**5), delta=1e-6)
+    assert "fmt20" not in dict(small.not_applicable)

@@ -256,6 +256,10 @@ class _PairBound(Bound):
         # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
         return self.pair(proto).pld_atoms()
 
+    def pld_tail_floor(self, proto):
+        # The tail those atoms charge, at most (pairs.clone.pair_pld_tail_floor): milliseconds.
+        return self.pair(proto).pld_tail_floor()
+
     def order_routes(self, routes):
         # PLD first, KOV15 last: their floors then meet PLD's value (_common.py).
         return pld_first_kov15_last(routes)
@@ -283,7 +287,11 @@ class _PairBound(Bound):
         return super().route_cost_reason(proto, rounds, route)
 
     def proven_floor(self, proto, ask, rounds, beat):
-        if 1 < rounds <= FLOOR_MAX_ROUNDS and self._floor_beats(proto, ask, rounds, beat):
+        # One round below PAIR_EXACT_MAX_N: the exact root runs (cheap); above it the PLD
+        # route answers at ~0.3-1 s, so the floor (~0.05 s) is worth asking first.
+        one = rounds == 1 and proto.n > PAIR_EXACT_MAX_N
+        if (one or 1 < rounds <= FLOOR_MAX_ROUNDS) and self._floor_beats(proto, ask, rounds,
+                                                                          beat):
             return (f"the {rounds}-round {ask.solves} of this bound's clone pair itself is "
                     f"at least {beat:.6g} (a certified lower bound on it, from a pair the "
                     "clone pair dominates), and every route is at or above that"), True

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import composition as _comp
 from ..numerics import bisect_certified, round_up
-from ..core.views import Outcome
+from ..core.views import EpsilonAt, Outcome
 from ._registry import Composer, merge_parts, register
 
 #: Grid of the PLD when several entries are convolved (their grids must agree).
@@ -125,6 +125,21 @@ class PldComposer(Composer):
         if any(v.kind != "upper" for v, _ in parts):
             return "mixing entries needs upper bounds"
         return _comp.pld_unavailable_reason()
+
+    def floor(self, parts, ask, beat):
+        """ε question, one upper entry whose PLD view has a ``tail_floor``: ∞ when that tail,
+        charged as infinite loss every round, alone exceeds δ over the entry's rounds (the
+        route's own answer is then ∞, ``composition._tails_alone_exceed``), found before
+        the atoms are built."""
+        parts = merge_parts(parts)
+        if len(parts) != 1 or not isinstance(ask, EpsilonAt):
+            return None
+        v, c = parts[0]
+        if v.kind != "upper" or v.pld is None or v.pld.tail_floor is None:
+            return None
+        if _comp._tails_alone_exceed(float(v.pld.tail_floor()), int(c), float(ask.delta)):
+            return math.inf
+        return None
 
     def _single(self, parts, x, question):
         v, c = parts[0]

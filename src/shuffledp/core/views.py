@@ -108,6 +108,9 @@ class PldView:
     derived: bool = False
     #: The pair dominates a symmetric pair in its P‖Q direction (``composition.pld_delta``).
     symmetric: bool = False
+    #: A cheap lower bound on the tail mass ``atoms()`` returns (without building them), or
+    #: None: the PLD composer's floor (an answer of ∞ when the tails alone exceed δ).
+    tail_floor: Optional[Callable[[], float]] = None
 
 
 def _left_after_charge(member, delta: float, rounds: int) -> float:
@@ -200,9 +203,11 @@ class BoundViews:
     def pld(self) -> Optional[PldView]:
         b, p = self.bound, self.proto
         if hasattr(b, "pld_atoms"):
+            tf = getattr(b, "pld_tail_floor", None)
             return PldView(atoms=lambda: b.pld_atoms(p),
                            is_instance=bool(getattr(b, "pld_is_instance", False)),
-                           symmetric=bool(getattr(b, "pld_symmetric", False)))
+                           symmetric=bool(getattr(b, "pld_symmetric", False)),
+                           tail_floor=None if tf is None else (lambda: tf(p)))
         if self._derive_pld and self.kind == "upper" and b.has_dp:
             try:
                 e = b.pure_epsilon(p)

@@ -5,7 +5,7 @@ Public names are re-exported here; the kernels' helpers stay in their modules.
 """
 
 from .atoms import (FLOOR_MAX_ATOMS, PLD_MAX_ATOMS, pair_floor_atoms, pair_log_atoms,
-                    pair_lower_atoms, pair_pld_atoms)
+                    pair_lower_atoms, pair_pld_atoms, pair_pld_tail_floor)
 from .hockey import (conditional_hockey, pair_delta, pair_delta_lower, pair_epsilon,
                      threshold_bracket)
 from .instances import (fmt20_pair, fmt23_pair, in_stronger_class, krr_marginal_pair,
@@ -26,6 +26,7 @@ __all__ = [
     "pair_rdp",
     "pair_log_atoms",
     "pair_pld_atoms",
+    "pair_pld_tail_floor",
     "pair_floor_atoms",
     "pair_lower_atoms",
     "conditional_hockey",

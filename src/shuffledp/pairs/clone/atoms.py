@@ -207,3 +207,15 @@ def pair_log_atoms(pair, sds: float = 12.0, max_atoms: int = 20_000_000):
     logp = logw[jj] + logP
     logq = logp - ell
     return logp, logq
+
+
+def pair_pld_tail_floor(pair, max_atoms: int | None = None) -> float:
+    """A lower bound on the tail mass ``pair_pld_atoms(pair, max_atoms)`` returns: its
+    first term (the x-tails of the window's slices, 2·Σ mass·tail, the same plan and the
+    same floating-point operations), without the atoms (milliseconds instead of 0.1-0.3 s).
+    The PLD composer's floor uses it: when this mass charged every round already exceeds δ
+    over T rounds, the route's answer is ∞ and its atoms need not be built."""
+    _need_g0(pair, "pair_pld_tail_floor")
+    budget = int(max_atoms or PLD_MAX_ATOMS)
+    _, mass, _, _, _, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    return float(np.dot(mass, tails)) * 2.0

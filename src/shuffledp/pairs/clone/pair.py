@@ -42,7 +42,7 @@ import numpy as np
 from ...core import _validate as v
 from ..law import Bias
 from ...core._memo import memo
-from .atoms import pair_pld_atoms
+from .atoms import pair_pld_atoms, pair_pld_tail_floor
 from .hockey import pair_delta, pair_epsilon
 from .renyi import pair_rdp
 
@@ -160,6 +160,11 @@ class ClonePair:
         """(log P, log Q, tail mass) of a pair dominating this one (``pair_pld_atoms``).
         Memoised (the last two pairs; arrays read-only)."""
         return _pld_atoms(self)
+
+    def pld_tail_floor(self) -> float:
+        """A lower bound on the tail mass ``pld_atoms`` returns, without its atoms
+        (``pair_pld_tail_floor``; g = 0 pairs only)."""
+        return pair_pld_tail_floor(self)
 
 
 @memo(maxsize=2)
