@@ -191,6 +191,65 @@ def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> 
 
 
 
+def _charge_at(m: int, sigma: float, rounds: int, e0: float) -> float:
+    """The trimming charge at ε0 (``TrimmedPair.charge``; 1 where no pair exists)."""
+    d0 = G.gaussian_delta(sigma, e0)
+    if not m * d0 < 1.0:
+        return 1.0
+    return m * d0 if rounds == 1 else -math.expm1(rounds * math.log1p(-m * d0))
+
+
+def infeasible_eps0(m: int, sigma: float, rounds: int, delta: float) -> float:
+    """An ε0 at which the trimming charge provably exceeds δ (0.0 when none is found): the
+    charge m·δ0 (one round) or 1 − (1 − m·δ0)^T decreases in ε0 (δ0 is the Gaussian's
+    δ(ε0), decreasing), so every member with any δ left has ε0 above the value returned.
+    The charge must exceed δ by 1e-6 relative (δ0's rounding is ≤ 1e-9 relative)."""
+    def infeasible(x):
+        return _charge_at(m, sigma, rounds, x) > delta * (1.0 + 1e-6)
+
+    if not infeasible(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while infeasible(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            return lo
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if infeasible(mid) else (lo, mid)
+    return lo
+
+
+def no_clone_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> bool:
+    """True when trimmed-clone's value is provably above ``beat`` (ε question) or at least
+    ``beat`` (δ question) at every ε0, from the outputs that reveal the victim's type.
+
+    The trimmed pair at ε0 is the clone pair for m users with clone probability
+    p = e^{−ε0}·c ≤ e^{−ε0} and the victim's log-odds ε0' = ε0 − log c ≥ ε0 (``trimmed_pair``);
+    each clone is a fair coin between the victim's two types, and the number c of clones,
+    seen in the output, has the same law Bin(m − 1, p) under both datasets. The outcome "all
+    c + 1 outputs of the victim's type 0" has P-mass α·2^{−c} and Q-mass β·2^{−c}, loss ε0'.
+    Over T rounds, the outcome where it happens in every round has P-mass
+    (E[2^{−C}])^T α^T = (1 − p/2)^{(m−1)T} α^T and loss T·ε0', so the T-fold hockey-stick
+    divergence at ε is at least (1 − p/2)^{(m−1)T} α^T (1 − e^{ε − Tε0'}), α = 1/(1 + e^{−ε0'}).
+    Every member that leaves any δ has ε0 > e = ``infeasible_eps0`` (the charge decreases
+    in ε0), and all three factors are smallest at e: δ_T(ε) ≥ L(ε) = (1 − e^{−e}/2)^{(m−1)T}
+    α(e)^T (1 − e^{ε − eT}). ε question: L(beat) > δ ≥ what the charge leaves means ε_T >
+    beat for every route (each at or above the pair's exact ε). δ question: the member's δ
+    is at least L(ε). Compared in logs with a 1e-6 margin (the rounding is ~1e-14)."""
+    solves_eps = isinstance(ask, EpsilonAt)
+    delta = ask.delta if solves_eps else beat
+    e = infeasible_eps0(m, sigma, rounds, delta)
+    if not e > 0.0:
+        return False
+    eps = beat if solves_eps else ask.epsilon
+    if not e * rounds > eps:
+        return False
+    log_l = ((m - 1) * rounds * math.log1p(-0.5 * math.exp(-e)) - rounds * math.log1p(math.exp(-e))
+             + math.log(-math.expm1(eps - e * rounds)))
+    return log_l > math.log(delta) + 1e-6
+
+
 #: Users the trimmed pair is built for at most (one round / several rounds); see ``users``.
 TRIMMED_MAX_N_ONE = 10**7
 TRIMMED_MAX_N_ROUNDS = 10**6
@@ -274,6 +333,12 @@ class TrimmedClone(TrimmedFamilyRoutes, Bound):
                     f"least the {rounds}-round {ask.solves} of the sum of their reports (a "
                     f"Gaussian mechanism with noise sigma*sqrt({m:.6g})), and that is above "
                     f"{beat:.6g}"), False
+        sigma = float(proto.mechanism.sigma)
+        if no_clone_floor_beats(m, sigma, rounds, ask, beat):
+            return (f"at every eps0 whose trimming charge leaves any delta, the pair's "
+                    f"{rounds}-round {ask.solves} is above {beat:.6g}: with probability at "
+                    f"least (1 - e^-eps0/2)^((m-1)T) (m = {m:.6g} users) every output of every "
+                    "round has the victim's type, which reveals it at log-odds eps0 or more"), False
         return None
 
     def annotate(self, details, proto, rounds):
