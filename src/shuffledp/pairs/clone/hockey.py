@@ -16,9 +16,7 @@ import math
 
 import numpy as np
 
-from ...numerics import round_up
-from ...numerics.binomial_batch import half_binom_logpmf_fast as half_binom_logpmf
-from ...numerics.binomial_batch import half_binom_pmf_walk_fast as half_binom_pmf_walk
+from ...numerics import half_binom_logpmf, half_binom_pmf_walk, round_up
 from .slices import _half_sf, _pair_slices, _window_weights
 
 #: Slack on each slice's closed-form hockey-stick value, relative to the size of its two

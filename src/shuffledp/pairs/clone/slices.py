@@ -22,8 +22,7 @@ import numpy as np
 from ...core._lazy import special  # scipy.special on first use (import time)
 from ...numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many,
                          binom_log_tail_bound, binom_logpmf,
-                         binom_sf_bounds, binom_window)
-from ...numerics.binomial_batch import half_binom_logpmf_fast
+                         binom_sf_bounds, binom_window, half_binom_logpmf)
 
 #: Window of C in standard deviations for δ(ε): ±(12 sd + 12).
 _SDS, _EXTRA = 12.0, 12
@@ -84,7 +83,7 @@ def _upper_tails(mu, cc, block: int) -> np.ndarray:
         # Block head by Loader's pmf, the rest by the exact term ratio (c − k)/(k + 1):
         # a cumulative product of ≤ 511 ratios adds < 1e-13 relative. (Formed in place:
         # the same operations as head·cumprod(max(c − k, 0)/(k + 1)), fewer temporaries.)
-        head = np.exp(half_binom_logpmf_fast(k0, cb))
+        head = np.exp(half_binom_logpmf(k0, cb))
         kk = k0[:, None] + steps
         ratios = cb[:, None] - kk
         np.maximum(ratios, 0.0, out=ratios)
