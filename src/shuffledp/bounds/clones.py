@@ -213,16 +213,7 @@ class _PairBound(Bound):
         and the atoms' logs are far more accurate than 5e-10). A constant of 1e-6 here
         made the floor 0 wherever D(2) < 1e-6 (n = 1e6, eps0 = 0.5), so the route it
         exists to skip always ran."""
-        lp, ell = _floor_screen_atoms(self.pair(proto))
-        lam = np.asarray(orders, dtype=float)
-        out = np.empty(lam.shape)
-        for i in range(0, lam.size, 32):
-            x = lam[i:i + 32, None] - 1.0
-            t = lp[None, :] + x * ell[None, :]
-            m = np.max(t, axis=1)
-            log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
-            out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
-        return out
+        return pair_rdp_floor(self.pair(proto), orders)
 
     def dominated_by(self, other, proto, rounds=1):
         # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
@@ -395,6 +386,21 @@ def _floor_screen_atoms(pair):
     """(log P, log P − log Q) of the coarser floor pair (FLOOR_SCREEN_ATOMS atoms)."""
     lp, lq = cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS)
     return lp, lp - lq
+
+
+def pair_rdp_floor(pair, orders):
+    """Certified lower bounds on a clone pair's exact D(λ) at real orders λ ≥ 2 (see
+    ``_PairBound.rdp_floor``): the Rényi sum of its floor pair, less 1e-9·(1 + λ) on its log."""
+    lp, ell = _floor_screen_atoms(pair)
+    lam = np.asarray(orders, dtype=float)
+    out = np.empty(lam.shape)
+    for i in range(0, lam.size, 32):
+        x = lam[i:i + 32, None] - 1.0
+        t = lp[None, :] + x * ell[None, :]
+        m = np.max(t, axis=1)
+        log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
+        out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
+    return out
 
 
 @functools.lru_cache(maxsize=8)

@@ -35,7 +35,7 @@ from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
-from .clones import _floor_screen_atoms
+from .clones import pair_rdp_floor
 from ._common import (TrimmedFamilyRoutes, eps0_range, gaussian_reason, golden_pruned,
                       note_users, pld_first_kov15_last, probe_member)
 
@@ -53,32 +53,15 @@ _SEARCH_POINTS = 500_000
 def _member(n: int, sigma: float, e0: float):
     """The views of one round of the trimmed pair at ε0 (None where no pair exists):
     its curves are the clone pair's, its charge n·δ0 (one round) or 1 − c^T. Its RDP view
-    carries the clone pair's certified floor (``_rdp_floor``)."""
+    carries the clone pair's certified floor (``clones.pair_rdp_floor``: with it the RDP
+    composer proves, before the pair's RDP curve is computed, when no order can beat the
+    PLD route's value; T > 1: PLD runs first, ``TrimmedClone.order_routes``)."""
     tp = TrimmedPair.at(n, sigma, e0)
     if tp is None:
         return None
     return replace(views_of(tp, "upper"),
                    rdp=RdpView(tp.rdp, _MAX_ORDER, "sparse",
-                               functools.partial(_rdp_floor, tp.clone)))
-
-
-def _rdp_floor(pair, orders):
-    """Certified lower bounds on the exact clone pair's D(λ) at real orders λ ≥ 2: what the
-    clone bounds' ``rdp_floor`` computes (bounds/clones.py, docs/latency.md): the Rényi sum
-    of a pair the clone pair dominates (``pair_floor_atoms``), less 1e-9·(1 + λ) on its log
-    for the floating-point error of the atoms and of the sum. With it the RDP composer
-    proves, before the pair's RDP curve is computed, when no order can beat the PLD route's
-    value (T > 1: PLD runs first, ``TrimmedClone.order_routes``)."""
-    lp, ell = _floor_screen_atoms(pair)
-    lam = np.asarray(orders, dtype=float)
-    out = np.empty(lam.shape)
-    for i in range(0, lam.size, 32):
-        x = lam[i:i + 32, None] - 1.0
-        t = lp[None, :] + x * ell[None, :]
-        m = np.max(t, axis=1)
-        log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
-        out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
-    return out
+                               functools.partial(pair_rdp_floor, tp.clone)))
 
 
 def _left(member, delta: float, rounds: int) -> float:
