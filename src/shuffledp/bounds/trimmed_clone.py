@@ -30,7 +30,7 @@ from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
 from ..pairs.clone import fmt20_pair, pair_rdp
 from ..pairs.clone.hockey import pair_delta_floor
-from ..pairs.trimmed import TrimmedPair, trimmed_pair
+from ..pairs.trimmed import TrimmedPair, trimmed_pair, trimming_charge
 from ..core.protocols import CheckIn
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView, RdpView
@@ -176,10 +176,7 @@ def central_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> 
 
 def _charge_at(m: int, sigma: float, rounds: int, e0: float) -> float:
     """The trimming charge at ε0 (``TrimmedPair.charge``; 1 where no pair exists)."""
-    d0 = G.gaussian_delta(sigma, e0)
-    if not m * d0 < 1.0:
-        return 1.0
-    return m * d0 if rounds == 1 else -math.expm1(rounds * math.log1p(-m * d0))
+    return trimming_charge(m, G.gaussian_delta(sigma, e0), rounds)
 
 
 def infeasible_eps0(m: int, sigma: float, rounds: int, delta: float) -> float:

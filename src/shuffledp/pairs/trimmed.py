@@ -26,7 +26,7 @@ from .clone import ClonePair
 from .hidden import HiddenPair, hidden_pair
 from .law import Bias
 
-__all__ = ["TrimmedPair", "trimmed_pair", "trimmed_hidden", "trimmed_addremove_pair"]
+__all__ = ["TrimmedPair", "trimmed_pair", "trimming_charge", "trimmed_hidden", "trimmed_addremove_pair"]
 
 
 def trimmed_pair(n: int, sigma: float, eps0: float):
@@ -89,9 +89,16 @@ class TrimmedPair:
 
     def charge(self, rounds: int) -> float:
         """n·δ0 for one round (the lemma's one-round form), 1 − c^T for T > 1."""
-        if rounds == 1:
-            return self.n * self.delta0
-        return -math.expm1(rounds * math.log(self.c))
+        return trimming_charge(self.n, self.delta0, rounds)
+
+
+def trimming_charge(n: int, delta0: float, rounds: int) -> float:
+    """The δ the trimming leaves out: n·δ0 for one round, 1 − c^T for T > 1 rounds
+    (c = 1 − n·δ0; 1 where c ≤ 0, no pair exists)."""
+    if rounds == 1:
+        return n * delta0
+    c = 1.0 - n * delta0
+    return 1.0 if c <= 0 else -math.expm1(rounds * math.log(c))
 
 
 def trimmed_hidden(n: int, sigma: float, eps0: float, rate=None,
