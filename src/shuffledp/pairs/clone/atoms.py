@@ -46,7 +46,7 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
     _need_g0(pair, "pair_pld_atoms")
     budget = int(max_atoms or PLD_MAX_ATOMS)
     c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
-    tail = float(np.dot(mass, tails)) * 2.0 + 1e-300
+    tail = _window_tail(mass, tails) + 1e-300
     extra_p, extra_q = [], []
     if log_below > -math.inf:
         # The lower tail of C: its part in [lo2, lo) is carried by the slice lo2 (smaller c is
@@ -218,4 +218,10 @@ def pair_pld_tail_floor(pair, max_atoms: int | None = None) -> float:
     _need_g0(pair, "pair_pld_tail_floor")
     budget = int(max_atoms or PLD_MAX_ATOMS)
     _, mass, _, _, _, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    return _window_tail(mass, tails)
+
+
+def _window_tail(mass, tails) -> float:
+    """The P-mass of the slices' x outside their windows, both sides (``pair_pld_atoms``'s
+    tail, first term)."""
     return float(np.dot(mass, tails)) * 2.0
