@@ -406,7 +406,30 @@ class BlanketPair:
         keep = np.zeros(g.size, dtype=bool)
         keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
         dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
-        return lp[keep], lq[keep], dropped
+        lp, lq = lp[keep], lq[keep]
+        # The composer charges 1 − ΣP as infinite loss (``pld_fft``: mass not listed), and
+        # the hull's masses, exact in sum up to the dropped tails (charged above), add up
+        # in floating point to 1 − a few ulps: times T rounds that noise alone can be 15 %
+        # of a small δ (and it flips with the last bits of the curve). An extra outcome
+        # with P = m, Q = m·e^{1e-9} fills it instead: the T-fold hockey-stick sum of the
+        # larger pair is the old pair's plus non-negative terms, so the composed δ can only
+        # grow (both directions). Its loss −1e-9 stays at grid point 0 (a loss of exactly 0
+        # is nudged up by the composer, to the next point). m covers the deficit of either
+        # measure and the rounding of the composer's own sum.
+        # (Only where that noise exceeds the charged tails, which already cover it.)
+        def deficit(a, b):
+            return max(1.0 - float(np.sum(np.exp(a))), 1.0 - float(np.sum(np.exp(b))))
+
+        short = deficit(lp, lq)
+        if short > dropped:
+            for k in range(1, 4):
+                m = short + 2.0 ** (1 - 53) * k * k
+                lp2 = np.append(lp, math.log(m))
+                lq2 = np.append(lq, math.log(m) + 1e-9)
+                if deficit(lp2, lq2) <= dropped:
+                    lp, lq = lp2, lq2
+                    break
+        return lp, lq, dropped
 
     def rdp(self, orders):
         g, lp, lq, _ = _fdp(self.mech, self.n, self.rate)

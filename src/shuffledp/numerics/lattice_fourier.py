@@ -1,0 +1,318 @@
+r"""Certified Σ_{s≥1} w_s·Q(s) for the n-fold convolution Q of a sparse lattice law, by a
+trapezoid Fourier inversion on the few frequencies where Q's characteristic function lives.
+
+Set-up (``pairs.iid.positive_part`` after its lattice spread and tilt): q_l ≥ 0 at integer
+positions j_l (l = 1 … L, a handful of atoms), Q = q^{*n}, weights w_t = h·t·e^{−φt} for
+t ≥ 1 (φ > 0). With F(θ) = Σ_l q_l e^{iθ j_l} and
+
+    W(θ) = Σ_{t≥1} w_t e^{−iθt} = h·r/(1 − r)²,   r = e^{−φ−iθ},
+
+the M-point trapezoid rule on the circle (θ_k = 2πk/M)
+
+    S_M = (1/M) Σ_{k=0}^{M−1} F(θ_k)^n W(θ_k) = Σ_s Q(s) Σ_{t≥1, t ≡ s (mod M)} w_t
+
+is a sum of non-negative terms, one of which (t = s) is the wanted T = Σ_{s≥1} w_s Q(s):
+S_M ≥ T for every M, and S_M − T only counts Q-mass at distance ≈ M from Q's centre and
+weights w_t at t ≥ M (M is chosen so that both are far below the rounding of T; either way
+the excess is on the safe side). No window and no tail charge are needed: the weights are
+summed to infinity in closed form.
+
+Only frequencies near 0 matter once n is large: for |θ| ≤ π/D (D = max j − min j)
+every |θ(j_a − j_b)| ≤ π and 1 − cos y ≥ 2y²/π², so
+
+    |F(θ)|² = s² − Σ_{a<b} 2 q_a q_b (1 − cos θ(j_a − j_b)) ≤ s² − (4/π²) θ² V,
+
+s = Σ q, V = Σ_{a<b} q_a q_b (j_a − j_b)²; for π/D ≤ |θ| ≤ π the same identity is bounded on
+intervals (each 1 − cos θd takes its minimum over an interval at an end, or is 0 where the
+interval holds a zero), bisected until the bound is small enough. So the nodes with
+|θ_k| ≤ θ_a are summed (g(−θ) = conj g(θ): k = 0 … k_B) and the others are charged at most
+sup_{θ ≥ θ_a} |F(θ)|^n·|W(θ)| (|W| decreases on [0, π]). A few hundred nodes times a
+handful of atoms replace an FFT of ~10⁶ points, at any n.
+
+Floating point, bounded per node and charged: the angles are reduced from integers
+((k·j_l) mod M), 1 − F = (1 − s) + Σ q_l (2 sin²(x_l/2) − i sin x_l) is summed without
+cancellation (x_l reduced to (−π, π], sin taken from π − |x| beyond π/2), log F from it
+(log1p), F^n = exp(n·log F); the error of each node's F bounds the error of its power
+through log F, and the summation error is charged on Σ|g_k|.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["trapezoid_positive_sum", "ATOMS_MAX", "NODES_MAX"]
+
+_U = 2.0 ** -53
+_TWO_PI = 2.0 * math.pi
+#: At most this many atoms (the interval bound works on their pairwise differences).
+ATOMS_MAX = 256
+#: At most this many summed nodes (k = 0 … k_B); beyond it the caller uses its FFT.
+NODES_MAX = 400_000
+#: Every node is summed (no remainder to bound) when nodes × atoms is at most this.
+FULL_WORK = 1 << 17
+#: The charge for the nodes not summed must stay below this fraction of the sum.
+REMAINDER_TOL = 1e-13
+#: Interval bound: pieces of [θ_b, π] to start with, bisection rounds, and intervals in all.
+_PIECES = 64
+_DEPTH = 48
+_INTERVALS_MAX = 20_000
+#: A bad interval at most this many node spacings wide has its nodes summed; at most
+#: ``_PEAKS_MAX`` such nodes in all.
+_PEAK_NODES = 32
+_PEAKS_MAX = 200_000
+#: Block of nodes × atoms evaluated at once (memory).
+_BLOCK = 1 << 18
+
+
+def _sin_c2(r: np.ndarray, M: int):
+    """(sin x, 2 sin²(x/2) = 1 − cos x) for x = 2π r/M, r integers in (−M/2, M/2], each
+    with relative error ≤ 8u: x itself carries ≤ 3u relative, and sin is taken of π − |x|
+    (computed from the integer M − 2|r|) where |x| > π/2, so both arguments stay in
+    [−π/2, π/2] where y·cot y ≤ 1."""
+    x = r * (_TWO_PI / M)
+    far = 4 * np.abs(r) > M
+    comp = (M - 2 * np.abs(r)) * (math.pi / M)
+    s = np.where(far, np.sign(r) * np.sin(comp), np.sin(x))
+    h = np.sin(0.5 * x)
+    return s, 2.0 * h * h
+
+
+def _reduce(k: np.ndarray, j: np.ndarray, M: int) -> np.ndarray:
+    """(k·j) mod M in (−M/2, M/2], exactly (int64: |k·j| < 2⁶³ is checked by the caller)."""
+    r = np.mod(np.multiply.outer(k, j), M)
+    return np.where(2 * r > M, r - M, r)
+
+
+def _W(k: np.ndarray, M: int, h: float, phi: float):
+    """(W(θ_k), |W(θ_k)|) for θ_k = 2πk/M, 0 ≤ k ≤ M/2: W = h·e^{−φ}·e^{−iθ}·(a − ib)²/(a² + b²)²
+    with 1 − r = a + ib, a = (1 − e^{−φ}) + 2e^{−φ} sin²(θ/2), b = e^{−φ} sin θ (each a sum of
+    non-negative terms: relative error ≤ 40u for the complex value)."""
+    em = math.exp(-phi)
+    s, c2 = _sin_c2(k, M)
+    a = -math.expm1(-phi) + em * c2
+    b = em * s
+    den = a * a + b * b
+    cos = 1.0 - c2
+    num = (a * a - b * b) - 2j * a * b
+    W = (h * em) * (cos - 1j * s) * num / (den * den)
+    return W, (h * em) / den
+
+
+def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd: float):
+    """Certified upper value of T = Σ_{s≥1} h·s·e^{−φs}·Q(s), Q = q^{*n} (see the module
+    docstring), or None when this method declines (too many atoms, a degenerate law, too
+    many nodes, or |F| not provably small away from 0 — the caller then uses its FFT).
+
+    ``j``: integer positions (int64), ``q``: their probabilities (> 0, taken as exact),
+    ``centre``/``sd``: mean and standard deviation of one q-draw in lattice units (they
+    size M; any values give a valid bound). Returns (upper, details).
+    """
+    j = np.asarray(j, dtype=np.int64)
+    q = np.asarray(q, dtype=float)
+    nnz = q.size
+    n = int(n)
+    if nnz < 2 or nnz > ATOMS_MAX or not phi > 0.0 or not h > 0.0:
+        return None
+    D = int(j.max() - j.min())
+    if D <= 0:
+        return None
+    sq = math.fsum(q.tolist())
+    e1 = sq - 1.0                      # exact (Sterbenz) for sq in [0.5, 2]
+    e2 = e1 * (2.0 + e1)               # s² − 1
+    e2_up = e2 + 4.0 * _U * abs(e2) + 1e-300
+    # V = s Σ q (j − c)² − (Σ q (j − c))² = Σ_{a<b} q_a q_b (j_a − j_b)², from below
+    jc = j - float(np.sum(q * j) / sq)
+    V = (sq * float(np.sum(q * jc * jc)) - float(np.sum(q * jc)) ** 2) * (1.0 - 1e-10)
+    if not V > 0.0:
+        return None
+    # M odd: nodes k and M − k are conjugate, no self-conjugate node at θ = π.
+    sig_q = math.sqrt(n) * max(sd, math.sqrt(V / sq))
+    half = int(math.ceil(max(abs(n * centre) + 14.0 * sig_q + D + 10.0, 20.0 / phi)))
+    M = 2 * half + 1
+    if M > 2 ** 62 // max(int(np.abs(j).max()), 1) // 4:
+        return None
+    m = half                           # nodes 1 … m, each with its conjugate
+    full = (m + 1) * nnz <= FULL_WORK
+    X = 80.0
+    for _attempt in range(3):
+        # nodes k ≤ k_B: the quadratic bound is e^{−X}-small at θ_a = 2π(k_B + 1)/M
+        theta_a = math.pi * math.sqrt(X / (2.0 * n * V / (sq * sq)))
+        kB = m if full else min(m, max(1, int(math.ceil(theta_a * M / _TWO_PI))))
+        if kB + 1 > NODES_MAX:
+            return None
+        S, err, gabs = _band(j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
+        if not S > 0.0:
+            return None
+        nodes = kB + 1
+        if kB >= m:
+            rem, lrem = 0.0, -math.inf
+        else:
+            lS_target = math.log(REMAINDER_TOL * S)
+            got = _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, lS_target)
+            if got is None:
+                return None
+            lrem, peaks = got
+            if peaks.size:
+                # near-periods of the atoms (|F| close to 1 away from 0): their nodes summed
+                S2, err2, _ = _band(j, q, n, h, phi, M, peaks, sq)
+                S, err, nodes = S + S2, err + err2, nodes + peaks.size
+            rem = math.exp(lrem) if lrem > -745.0 else 0.0
+        if rem <= REMAINDER_TOL * max(S, 0.0):
+            upper = (S + err + rem) * (1.0 + 4.0 * _U)
+            return upper, {"method": "trapezoid", "nodes": nodes, "M": M, "main": S,
+                           "node_error": err, "remainder": rem, "atoms": nnz}
+        X *= 2.0
+    return None
+
+
+def _band(j, q, n, h, phi, M, ks, sq):
+    """(S, err, Σ|g|): the trapezoid sum's part over the nodes ``ks`` (distinct, in
+    0 … (M − 1)/2; each k > 0 with its conjugate M − k) and its certified floating-point
+    error."""
+    nnz = q.size
+    e0 = 1.0 - sq                                  # 1 − s, error ≤ u
+    total = 0.0
+    err = 0.0
+    gabs = 0.0
+    step = max(1, _BLOCK // nnz)
+    for k0 in range(0, ks.size, step):
+        k = ks[k0:k0 + step]
+        r = _reduce(k, j, M)
+        s, c2 = _sin_c2(r, M)
+        a_re = np.sum(c2 * q, axis=1)          # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
+        im_f = np.sum(s * q, axis=1)                             # Im F = Σ q sin x
+        a_im = np.sum(np.abs(s) * q, axis=1)
+        reD = e0 + a_re
+        # |1 − D̂ − (1 − D)| ≤ E_D: relative 8u per term, (nnz) u for the sums, u for 1 − s
+        ED = (nnz + 12.0) * _U * (a_re + a_im) * 1.01 + 2.0 * _U
+        re_f = 1.0 - reD
+        z = im_f * im_f - reD * (2.0 - reD)                      # |F|² − 1
+        LR = 0.5 * np.log1p(z)
+        LI = np.arctan2(im_f, re_f)
+        absF = np.exp(LR)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ok = absF > 2.0 * ED
+            d_in = np.where(ok, ED / (absF - ED), np.inf)
+            d_rd = (4.0 * _U * (im_f * im_f + np.abs(reD) * (2.0 + np.abs(reD))) / (absF * absF)
+                    + 4.0 * _U * (np.abs(LR) + np.abs(LI))
+                    + 4.0 * _U * (np.abs(re_f) + np.abs(im_f)) / absF)
+            eps = n * (d_in + d_rd) + 4.0 * _U * n * (np.abs(LR) + np.abs(LI)) + 8.0 * _U
+            nLR = n * LR
+            mag = np.exp(nLR)
+            Fn = mag * (np.cos(n * LI) + 1j * np.sin(n * LI))
+        W, absW = _W(k, M, h, phi)
+        g = Fn * W
+        gre = np.where(ok, g.real, 0.0)
+        # per-node error: the power's (from log F) and W's, first order with margin; a node
+        # whose |F̂| is within 2·E_D of 0 is not summed and charged (|F| + E_D)^n·|W|
+        with np.errstate(over="ignore", invalid="ignore"):
+            e_node = np.where(ok, mag * absW * (np.expm1(np.minimum(eps, 700.0)) + 50.0 * _U)
+                              * (1.0 + 1e-6),
+                              np.exp(n * np.log(absF + ED)) * absW * (1.0 + 1e-6))
+        wts = np.where(k == 0, 1.0, 2.0)
+        total += float(np.sum(wts * gre))
+        err += float(np.sum(wts * e_node))
+        gabs += float(np.sum(wts * np.abs(gre)))
+    if not (math.isfinite(total) and math.isfinite(err)):
+        return 0.0, math.inf, math.inf
+    S = total / M
+    err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
+    return S, err, gabs / M
+
+
+def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target):
+    """(log of an upper bound on sup |F(θ)|^n·|W(θ)| over θ ∈ [θ_a, π] outside the returned
+    node intervals, those nodes): θ_a = 2π(kB + 1)/M; the bound covers every other node in
+    kB + 1 … (M − 1)/2 and their conjugates together (their weights sum to < 1). Intervals
+    where the bound stays above e^{l_target} are bisected down to ``_PEAK_NODES`` nodes and
+    their nodes returned, to be summed (near-periods of the atoms, where |F| comes back
+    close to 1). None when that takes more than ``_INTERVALS_MAX`` intervals or
+    ``_PEAKS_MAX`` nodes."""
+    theta_a = _TWO_PI * (kB + 1) / M * (1.0 - 4.0 * _U)
+    theta_D = math.pi / D * (1.0 - 4.0 * _U)
+    em = math.exp(-phi)
+
+    def log_absW(theta):
+        # |W| = h e^{−φ}/|1 − r|², |1 − r|² = (1 − e^{−φ})² + 4e^{−φ} sin²(θ/2), from below
+        t = np.asarray(theta, dtype=float)
+        den = (-math.expm1(-phi)) ** 2 + 4.0 * em * np.sin(0.5 * t) ** 2
+        return np.log(h * em) - np.log(den * (1.0 - 16.0 * _U))
+
+    def log_pow(one_minus):      # (n/2)·log(s² − x) with x = ``one_minus``, rounded up
+        arg = e2_up - one_minus
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(arg > -1.0, np.log1p(np.maximum(arg, -1.0)), -np.inf)
+        v = np.where(v < 0.0, v * (1.0 - 1e-10), v * (1.0 + 1e-10) + 1e-300)
+        return 0.5 * n * v
+
+    out = -math.inf
+    lo_ii = theta_a
+    if theta_a < theta_D:
+        # region (i): quadratic bound at θ_a (it decreases in θ, as does |W|)
+        x = (4.0 / math.pi ** 2) * theta_a * theta_a * V * (1.0 - 1e-12)
+        out = float(log_pow(x) + log_absW(theta_a))
+        lo_ii = theta_D
+    if lo_ii >= math.pi:
+        return out, np.zeros(0, dtype=np.int64)
+    # region (ii): pairwise differences, grouped
+    a, b = np.triu_indices(q.size, 1)
+    d_all = np.abs(j[a] - j[b])
+    c_all = 2.0 * q[a] * q[b]
+    d, inv = np.unique(d_all, return_inverse=True)
+    c = np.bincount(inv, weights=c_all) * (1.0 - 1e-12)
+    dd = d.astype(float)
+    edges = np.linspace(lo_ii, math.pi, _PIECES + 1)
+    lo, hi = edges[:-1].copy(), edges[1:].copy()
+    lo[0] = lo_ii
+    hi[-1] = math.pi * (1.0 + 4.0 * _U)
+    evaluated = 0
+    peak_lo, peak_hi = [], []
+    node_w = _TWO_PI / M
+    for _ in range(_DEPTH):
+        evaluated += lo.size
+        if evaluated > _INTERVALS_MAX:
+            return None
+        Y0 = np.multiply.outer(lo, dd) * (1.0 - 4.0 * _U)
+        Y1 = np.multiply.outer(hi, dd) * (1.0 + 4.0 * _U)
+        t0 = Y0 / _TWO_PI * (1.0 - 1e-12) - 1e-12
+        t1 = Y1 / _TWO_PI * (1.0 + 1e-12) + 1e-12
+        has_zero = np.floor(t1) >= np.ceil(t0)
+        m0 = np.sin(0.5 * Y0) ** 2
+        m1 = np.sin(0.5 * Y1) ** 2
+        mn = 2.0 * np.minimum(m0, m1) - 4.0 * _U * Y1 - 8.0 * _U
+        mn = np.where(has_zero, 0.0, np.maximum(mn, 0.0))
+        LB = np.sum(mn * c, axis=1) * (1.0 - 1e-12)
+        lb = log_pow(LB) + log_absW(lo)
+        bad = lb > l_target
+        good_max = float(np.max(lb[~bad])) if np.any(~bad) else -math.inf
+        out = max(out, good_max)
+        narrow = bad & (hi - lo <= _PEAK_NODES * node_w)
+        if np.any(narrow):
+            peak_lo.append(lo[narrow])
+            peak_hi.append(hi[narrow])
+            bad &= ~narrow
+        if not np.any(bad):
+            ks = _nodes_in(peak_lo, peak_hi, M, kB)
+            return None if ks is None else (out, ks)
+        mid = 0.5 * (lo[bad] + hi[bad])
+        lo = np.concatenate([lo[bad], mid])
+        hi = np.concatenate([mid, hi[bad]])
+    return None
+
+
+def _nodes_in(los, his, M, kB):
+    """The nodes k with θ_k = 2πk/M in any of the intervals, kB < k ≤ (M − 1)/2, once each
+    (None when more than ``_PEAKS_MAX``)."""
+    if not los:
+        return np.zeros(0, dtype=np.int64)
+    lo = np.concatenate(los)
+    hi = np.concatenate(his)
+    a = np.maximum(np.floor(lo * M / _TWO_PI).astype(np.int64) - 1, kB + 1)
+    b = np.minimum(np.ceil(hi * M / _TWO_PI).astype(np.int64) + 1, (M - 1) // 2)
+    count = int(np.sum(np.maximum(b - a + 1, 0)))
+    if count > _PEAKS_MAX:
+        return None
+    ks = np.concatenate([np.arange(x, y + 1, dtype=np.int64) for x, y in zip(a, b) if y >= x])
+    return np.unique(ks)
