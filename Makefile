@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 comma  := ,
-EXTRAS ?= dev,docs,plots,sweep,pld,progress,fl,opacus,flower,cluster
+EXTRAS ?= dev,docs,plots,sweep,pld,progress,fast,fl,opacus,flower,cluster
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: run test install bench clean docs

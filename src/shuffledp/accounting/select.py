@@ -29,6 +29,7 @@ from .. import compose as _composers
 from ..compose import conversions as _rdp
 from . import deployment as _deployment
 from ..bounds import all_bounds, get
+from ..core._blas import single_threaded_blas
 from ..bounds.base import Bound, CannotBeat
 from ..core.errors import NotApplicableError
 from ..numerics import round_up
@@ -372,6 +373,15 @@ def under(relation, skipped) -> str:
 def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
            composition: str | None = None, upper_only: bool = False, lower: bool = True,
            target: float | None = None, relation: str = REPLACE_ONE) -> Result:
+    """The loop (``_select``) with BLAS on one thread (``core._blas``)."""
+    with single_threaded_blas():
+        return _select(proto, ask, rounds, bound=bound, composition=composition,
+                       upper_only=upper_only, lower=lower, target=target, relation=relation)
+
+
+def _select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
+            composition: str | None = None, upper_only: bool = False, lower: bool = True,
+            target: float | None = None, relation: str = REPLACE_ONE) -> Result:
     """``rounds`` rounds of one protocol: every applicable bound (or the one named) × its
     routes, the tightest valid upper bound chosen, every candidate shown.
 
@@ -568,6 +578,13 @@ def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=
 # ------------------------------------------------------------------------------------------
 def select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
                relation=REPLACE_ONE) -> RdpCurve:
+    """``_select_rdp`` with BLAS on one thread (``core._blas``)."""
+    with single_threaded_blas():
+        return _select_rdp(proto, lam, rounds, bound, relation)
+
+
+def _select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
+                relation=REPLACE_ONE) -> RdpCurve:
     """``rounds`` rounds of ``proto`` at Rényi orders ``lam`` (validated, > 1): the named
     bound's RDP view, or the pointwise minimum over the default upper bounds' RDP views
     (the views the rdp composer composes); a deployment: the pointwise minimum over its
