@@ -100,14 +100,17 @@ def _W(k: np.ndarray, M: int, h: float, phi: float):
     return W, (h * em) / den
 
 
-def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd: float):
+def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd: float,
+                           work_max: float = math.inf):
     """Certified upper value of T = Σ_{s≥1} h·s·e^{−φs}·Q(s), Q = q^{*n} (see the module
     docstring), or None when this method declines (too many atoms, a degenerate law, too
     many nodes, or |F| not provably small away from 0 — the caller then uses its FFT).
 
     ``j``: integer positions (int64), ``q``: their probabilities (> 0, taken as exact),
     ``centre``/``sd``: mean and standard deviation of one q-draw in lattice units (they
-    size M; any values give a valid bound). Returns (upper, details).
+    size M; any values give a valid bound). ``work_max``: decline when the nodes to sum
+    times the atoms would exceed it (the caller's FFT is then cheaper). Returns (upper,
+    details).
     """
     j = np.asarray(j, dtype=np.int64)
     q = np.asarray(q, dtype=float)
@@ -140,7 +143,7 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
         # nodes k ≤ k_B: the quadratic bound is e^{−X}-small at θ_a = 2π(k_B + 1)/M
         theta_a = math.pi * math.sqrt(X / (2.0 * n * V / (sq * sq)))
         kB = m if full else min(m, max(1, int(math.ceil(theta_a * M / _TWO_PI))))
-        if kB + 1 > NODES_MAX:
+        if kB + 1 > NODES_MAX or (kB + 1) * nnz > work_max:
             return None
         S, err, gabs = _band(j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
         if not S > 0.0:
@@ -154,6 +157,8 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
             if got is None:
                 return None
             lrem, peaks = got
+            if (kB + 1 + peaks.size) * nnz > work_max:
+                return None
             if peaks.size:
                 # near-periods of the atoms (|F| close to 1 away from 0): their nodes summed
                 S2, err2, _ = _band(j, q, n, h, phi, M, peaks, sq)

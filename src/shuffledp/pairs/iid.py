@@ -250,7 +250,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
         # order than the two-stage spread). The tilt is any φ > 0 (the identity
         # P(S = s) = M(φ)^n e^{−φs} Q_φ(s) holds for all); φ ≥ 1/sd(S) keeps the weights'
         # decay within a few standard deviations of the sum, so few frequencies are needed.
-        got = _trapezoid(lql, jl, n, h, max(phi_star, 1.0 / (math.sqrt(n) * sd_lat)), log_mgf)
+        got = _trapezoid(lql, jl, n, h, max(phi_star, 1.0 / (math.sqrt(n) * sd_lat)), log_mgf,
+                         work_max=TRAPEZOID_WORK * 2.0 * sds * math.sqrt(n) * nu_eff)
         if got is not None:
             upper, det = got
             det["nu"] = float(nu)
@@ -295,7 +296,7 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     return SumBound(upper, det)
 
 
-def _trapezoid(lql, jl, n, h, phi, log_mgf):
+def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     """``positive_part`` by ``lattice_fourier.trapezoid_positive_sum`` on the tilted live
     atoms (None where it declines). The atoms' rounding enters as (1 + η)^n as for the FFT;
     an error in log M cancels (the scale e^{n log M} and the tilted atoms use the same
@@ -306,7 +307,8 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf):
     sd_t = math.sqrt(max(float(np.sum(qt * (jl - mu_t) ** 2)), 1e-300))
     eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * jl))) + abs(lM))
     rel = math.expm1(n * eta)
-    tz = trapezoid_positive_sum(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t)
+    tz = trapezoid_positive_sum(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t,
+                                work_max=work_max)
     if tz is None:
         return None
     t_up, td = tz
@@ -324,6 +326,9 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf):
 #: the live frequencies (``_trapezoid``); below it one FFT is as fast and the values stay
 #: those of the FFT.
 TRAPEZOID_MIN_L = 1 << 16
+#: ... and while the nodes × atoms it would sum stay below this many times that length
+#: (near-periodic laws at moderate n need many nodes: the FFT is then cheaper).
+TRAPEZOID_WORK = 2.0
 #: Above this one-stage FFT length the sum is taken in two stages (``_two_stage``).
 SPLIT_MIN_L = 1 << 20
 #: Two stages: first lattice this much finer than ν; block sums spread at sd(block)/(2ν).
