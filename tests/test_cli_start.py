@@ -107,3 +107,33 @@ def test_version_is_printed_on_stdout(capsys):
     assert cli.main(["--version"]) == 0
     out = capsys.readouterr()
     assert out.out == f"shuffledp {cli.version_text()}\n" and out.err == ""
+
+
+def test_reuse_freed_memory_is_applied_once_per_process_and_respects_the_user():
+    import os
+    glibc = sys.platform.startswith("linux") and \
+        os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
+    code = "from shuffledp.apps import cli; print(cli.reuse_freed_memory())"
+    assert _run(code).strip() == str(glibc)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": SRC, "GLIBC_TUNABLES": "glibc.malloc.arena_max=2"},
+                         timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_question_answers_the_same_with_reused_memory():
+    # The allocator setting moves where arrays live, never what is computed in them.
+    argv = ["epsilon", "--eps0", "1", "--n", "1e6", "--delta", "1e-6", "--rounds", "4",
+            "--json"]
+    code = ("import sys, json, io, contextlib\n"
+            "from shuffledp.apps import cli\n"
+            f"if sys.argv[1] == 'reuse': assert cli.reuse_freed_memory() in (True, False)\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as f:\n"
+            f"    assert cli.main({argv!r}) == 0\n"
+            "d = json.loads(f.getvalue())\n"
+            "print(repr([d['epsilon']] + [c['epsilon'] for c in d['candidates']]))\n")
+    outs = [subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
+                           env={"PYTHONPATH": SRC, "SHUFFLEDP_THREADS": "1"}, timeout=120)
+            for mode in ("default", "reuse")]
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    assert outs[0].stdout == outs[1].stdout and outs[0].stdout.startswith("[")
