@@ -109,31 +109,45 @@ def test_version_is_printed_on_stdout(capsys):
     assert out.out == f"shuffledp {cli.version_text()}\n" and out.err == ""
 
 
-def test_reuse_freed_memory_is_applied_once_per_process_and_respects_the_user():
-    import os
-    glibc = sys.platform.startswith("linux") and \
-        os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
-    code = "from shuffledp.apps import cli; print(cli.reuse_freed_memory())"
-    assert _run(code).strip() == str(glibc)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": SRC, "GLIBC_TUNABLES": "glibc.malloc.arena_max=2"},
-                         timeout=120)
-    assert out.stdout.strip() == "False", out.stderr
+def test_a_fresh_question_process_sets_malloc_before_its_first_fft():
+    # main() without argv is the process's own command line: the library's malloc setting
+    # (numerics.keep_freed_memory) is applied at the start; main(argv) leaves it to the
+    # first certified FFT (this one-round question has none).
+    code = ("import sys, io, contextlib\n"
+            "from shuffledp.apps import cli\n"
+            "from shuffledp.numerics import fft\n"
+            "argv = ['epsilon', '--eps0', '1', '--n', '1000', '--delta', '1e-6']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    if sys.argv[1] == 'command-line':\n"
+            "        sys.argv[1:] = argv\n"
+            "        assert cli.main() == 0\n"
+            "    else:\n"
+            "        assert cli.main(argv) == 0\n"
+            "print(fft._malloc_done)\n")
+    outs = [subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
+                           env={"PYTHONPATH": SRC, "SHUFFLEDP_THREADS": "1"}, timeout=120)
+            for mode in ("command-line", "argv")]
+    assert [o.stdout.strip() for o in outs] == ["True", "False"], [o.stderr for o in outs]
 
 
-def test_a_question_answers_the_same_with_reused_memory():
+def test_a_question_answers_the_same_with_malloc_set_at_the_start():
     # The allocator setting moves where arrays live, never what is computed in them.
     argv = ["epsilon", "--eps0", "1", "--n", "1e6", "--delta", "1e-6", "--rounds", "4",
             "--json"]
     code = ("import sys, json, io, contextlib\n"
             "from shuffledp.apps import cli\n"
-            f"if sys.argv[1] == 'reuse': assert cli.reuse_freed_memory() in (True, False)\n"
+            "mode = sys.argv[1]\n"
             "with contextlib.redirect_stdout(io.StringIO()) as f:\n"
-            f"    assert cli.main({argv!r}) == 0\n"
+            "    if mode == 'command-line':\n"
+            f"        sys.argv[1:] = {argv!r}\n"
+            "        assert cli.main() == 0\n"
+            "    else:\n"
+            f"        assert cli.main({argv!r}) == 0\n"
             "d = json.loads(f.getvalue())\n"
             "print(repr([d['epsilon']] + [c['epsilon'] for c in d['candidates']]))\n")
+    env = {"PYTHONPATH": SRC, "SHUFFLEDP_THREADS": "1"}
     outs = [subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
-                           env={"PYTHONPATH": SRC, "SHUFFLEDP_THREADS": "1"}, timeout=120)
-            for mode in ("default", "reuse")]
+                           env=dict(env, **extra), timeout=120)
+            for mode, extra in (("command-line", {}), ("argv", {"SHUFFLEDP_MALLOC": "system"}))]
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
     assert outs[0].stdout == outs[1].stdout and outs[0].stdout.startswith("[")

@@ -17,6 +17,7 @@ from ..core._progress import Progress
 from ..core.mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from ..core.protocols import CheckIn, Shuffle, WithoutReplacement
 from ..core.spec import ENCODER_TYPES
+from ..numerics import keep_freed_memory
 
 __all__ = ["main", "build_parser", "protocol_from_args", "json_output", "add_deployment_flags"]
 
@@ -890,46 +891,19 @@ def _run(a) -> int:
     return a.func(a)
 
 
-def reuse_freed_memory() -> bool:
-    """Let this process reuse the memory it frees instead of taking fresh pages from the
-    kernel for every large array; True when the allocator took the setting.
-
-    A question builds and frees arrays of up to a few million floats (a pair's PLD atoms,
-    the FFT windows). glibc's malloc serves a block above its mmap threshold (128 KiB at
-    start, raised only as such blocks are freed) with new pages from the kernel and
-    returns them on free, so the same sizes are faulted in and zeroed again: in a fresh
-    process, LDP(1) with n = 1e9 and T = 30 took about 74 000 page faults, ~0.2 s of
-    CPU, against 3 000 when the same question runs again in that process. mallopt(3)
-    with M_MMAP_THRESHOLD = 32 MiB (the largest glibc accepts on 64-bit) and a 1 GiB
-    M_TRIM_THRESHOLD keeps freed blocks in the heap for the next allocation: about 20 000
-    faults, the same peak memory, the same floats. ``main`` calls it for the question
-    commands only (the process ends after its answer; a library does not set its host's
-    allocator). Nothing is done outside glibc, or when the user tunes glibc's malloc
-    (GLIBC_TUNABLES or a MALLOC_*_ variable in the environment)."""
-    import os
-    if not sys.platform.startswith("linux") or "GLIBC_TUNABLES" in os.environ or \
-            any(k.startswith("MALLOC_") and k.endswith("_") for k in os.environ):
-        return False
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-            return False
-        import ctypes
-        mallopt = ctypes.CDLL(None).mallopt
-    except (ValueError, OSError, AttributeError, TypeError):
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3           # glibc's malloc.h
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))
-
-
 def main(argv=None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input)."""
     global _ARGV
     _ARGV = list(sys.argv[1:] if argv is None else argv)
     command = _ARGV[0] if _ARGV else None
     if command in CORE_COMMANDS and argv is None:
-        reuse_freed_memory()         # the process's own command line: `shuffledp epsilon ...`
+        # The process's own command line (`shuffledp epsilon ...`): the library's malloc
+        # setting (freed blocks up to 32 MB reused, not returned and faulted in again; glibc
+        # only, SHUFFLEDP_MALLOC=system opts out), applied now rather than at the first
+        # certified FFT, which comes after a question's largest arrays (a clone pair's PLD
+        # atoms): LDP(1), n = 1e9, T = 30 took 76 000 page faults in a fresh process
+        # (3 000 when asked again in it), 20 000 with this; 0.1-0.3 s CPU (docs/latency.md).
+        keep_freed_memory()
     ap = build_parser(command)
     try:
         a = ap.parse_args(argv)
