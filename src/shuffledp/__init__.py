@@ -6,12 +6,20 @@
 'upper'
 """
 
+from typing import TYPE_CHECKING
+
 from .core.mechanisms import LDP, Gaussian, Randomizer, RandomizedResponse
 from .core.mechanisms import OUE, RAPPOR, HadamardResponse, LocalHashing
 from .core.protocols import CheckIn, Shuffle, WithoutReplacement
 from .core.errors import NotApplicableError
 from .core.results import Candidate, RdpCurve, Result
 from .core._memo import clear_caches
+
+if TYPE_CHECKING:      # type checkers and the API docs (static analysis); at run time below
+    from . import bounds
+    from .accounting import calibrate
+    from .accounting.accountant import delta, epsilon, rdp
+    from .accounting.ledger import Accountant, LedgerResult, to_dp_accounting
 
 __version__ = "0.1.0"
 
