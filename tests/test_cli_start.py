@@ -111,11 +111,13 @@ def test_version_is_printed_on_stdout(capsys):
 
 def test_a_fresh_question_process_sets_malloc_before_its_first_fft():
     # main() without argv is the process's own command line: the library's malloc setting
-    # (numerics.keep_freed_memory) is applied at the start; main(argv) leaves it to the
-    # first certified FFT (this one-round question has none).
+    # (numerics.keep_freed_memory) is applied before the parser is built, so before any
+    # array of the question; main(argv) leaves it to the first certified FFT.
     code = ("import sys, io, contextlib\n"
             "from shuffledp.apps import cli\n"
             "from shuffledp.numerics import fft\n"
+            "seen, build = [], cli.build_parser\n"
+            "cli.build_parser = lambda *a: (seen.append(fft._malloc_done), build(*a))[1]\n"
             "argv = ['epsilon', '--eps0', '1', '--n', '1000', '--delta', '1e-6']\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    if sys.argv[1] == 'command-line':\n"
@@ -123,7 +125,7 @@ def test_a_fresh_question_process_sets_malloc_before_its_first_fft():
             "        assert cli.main() == 0\n"
             "    else:\n"
             "        assert cli.main(argv) == 0\n"
-            "print(fft._malloc_done)\n")
+            "print(seen[0])\n")
     outs = [subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
                            env={"PYTHONPATH": SRC, "SHUFFLEDP_THREADS": "1"}, timeout=120)
             for mode in ("command-line", "argv")]
