@@ -27,7 +27,6 @@ import numpy as np
 
 from .. import compose as _composers
 from ..compose import conversions as _rdp
-from . import deployment as _deployment
 from ..bounds import all_bounds, get
 from ..core._blas import single_threaded_blas
 from ..bounds.base import Bound, CannotBeat
@@ -521,6 +520,7 @@ def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=
     the loop over its plain protocol, every candidate labelled '<reduction>/<bound>'; the
     smallest valid upper bound among them is the answer. Each reduction's candidates are
     all computed (what each reduction gives is shown, docs/deployments.md)."""
+    from . import deployment as _deployment     # deployments only: not at import (CLI start)
     cands, skipped, notes, floors = [], [], [], []
     skipped += [(r, w) for r, w in _deployment.refusals(proto)]
     for red in _deployment.reductions(proto):
@@ -657,6 +657,7 @@ def _select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
 def _rdp_reductions(proto, lam, rounds, bound, relation) -> RdpCurve:
     """A deployment's RDP curve: the pointwise minimum over its reductions (each
     reduction's curve times its rounds multiplier)."""
+    from . import deployment as _deployment     # deployments only: not at import (CLI start)
     best = np.full(lam.shape, math.inf)
     who = np.array([""] * lam.size, dtype=object)
     curves, skipped = {}, dict(_deployment.refusals(proto))

@@ -13,11 +13,11 @@ import sys
 import numpy as np
 
 from ..accounting import accountant
-from ..accounting import calibrate as _cal
 from ..core._progress import Progress
 from ..core.mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse
 from ..core.protocols import CheckIn, Shuffle, WithoutReplacement
 from ..core.spec import ENCODER_TYPES
+from ..numerics import keep_freed_memory
 
 __all__ = ["main", "build_parser", "protocol_from_args", "json_output", "add_deployment_flags"]
 
@@ -91,6 +91,21 @@ def version_text() -> str:
         pass
     from .. import __version__
     return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: argparse's "version" action with the text found when the flag is
+    given, not when the parser is built (``version_text`` imports importlib.metadata and
+    reads the installed package's metadata: 20-30 ms on every start otherwise)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0,
+                         help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"shuffledp {version_text()}\n")     # stdout, as argparse's
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -406,7 +421,25 @@ def _composer_ids():
     return ids()
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Sub-commands declared in this module: their parsers need none of the command modules.
+CORE_COMMANDS = ("epsilon", "delta", "rdp", "bounds", "calibrate", "compose")
+#: The command modules beside the CLI (``shuffledp.apps.<module>.add_cli``) and the
+#: sub-commands each registers, in the order of ``shuffledp --help``
+#: (tests/test_cli_start.py checks these names against what the modules register).
+COMMAND_MODULES = (("report", ("report",)), ("figures", ("figure",)), ("sweep", ("sweep",)),
+                   ("example_files", ("example",)), ("fl.cli", ("fl-demo",)))
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``shuffledp`` argument parser.
+
+    ``command``: the sub-command about to be parsed (``main`` passes the first argument).
+    When it is one of ``CORE_COMMANDS``, the commands of the other modules get a parser
+    with their name only, so those modules (the report, the sweep, the figures and what
+    they import) are not loaded to answer one question: about 0.05 s of a fresh process,
+    more where Python cannot cache bytecode. The usage line, the choices and the parse
+    of that command are the same as with the full parser."""
+    light = command in CORE_COMMANDS
     fmt = argparse.RawDescriptionHelpFormatter
     ap = _Parser(prog="shuffledp", formatter_class=fmt,
                  description="Privacy accounting for the shuffle model: certified central "
@@ -417,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "  shuffledp calibrate eps0 --n 1e4 --epsilon 1 --delta 1e-6\n"
                         "  shuffledp <command> --help   # the options of one command\n\n"
                         + _fill(ADJACENCY_HELP))
-    ap.add_argument("--version", action="version", version=f"shuffledp {version_text()}")
+    ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     p = sub.add_parser("epsilon", help="smallest certified epsilon for a delta",
@@ -463,9 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="examples:\n  shuffledp bounds\n  shuffledp bounds --json")
     p.add_argument("--json", action="store_true", help="print one JSON list")
 
-    _extra_commands(sub)
-    from .fl.cli import add_cli as _fl_cli   # fl-demo; torch is imported only when it runs
-    _fl_cli(sub)
+    _extra_commands(sub, light)
     return ap
 
 
@@ -522,14 +553,23 @@ def _add_relation(p):
                         "and dp_accounting state epsilon; needs sampling, e.g. --checkin)")
 
 
-def _extra_commands(sub):
-    """Sub-commands that live in their own modules (registered when those modules exist)."""
+def _extra_commands(sub, light: bool = False):
+    """Sub-commands that live in their own modules (registered when those modules exist);
+    ``light``: only their names (``build_parser``)."""
     _add_calibrate(sub)
     _add_compose_cli(sub, _protocol_args, _num, _int_like)
     # The CLI's own helpers a command module needs beyond the common ones (passed in: the
     # command modules sit beside the CLI and do not import it).
     helpers = {"sweep": {"deployment_flags": add_deployment_flags}}
-    for modname in ("report", "figures", "sweep", "example_files"):
+    for modname, names in COMMAND_MODULES:
+        if light:
+            for name in names:
+                sub.add_parser(name)
+            continue
+        if modname == "fl.cli":          # fl-demo; torch is imported only when it runs
+            from .fl.cli import add_cli as _fl_cli
+            _fl_cli(sub)
+            continue
         try:
             mod = __import__(f"shuffledp.apps.{modname}", fromlist=["add_cli"])
         except ImportError:
@@ -646,6 +686,7 @@ def _add_calibrate(sub):
             bar.close()
 
     def _run_cli(a, sampling, T, step):
+        from ..accounting import calibrate as _cal   # only this command uses it (start-up)
         dep = {k: getattr(a, k) for k in ("reports_per_user", "dummies", "honest")
                if getattr(a, k) is not None}
         if a.what == "eps0":
@@ -853,8 +894,17 @@ def _run(a) -> int:
 def main(argv=None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input)."""
     global _ARGV
-    ap = build_parser()
     _ARGV = list(sys.argv[1:] if argv is None else argv)
+    command = _ARGV[0] if _ARGV else None
+    if command in CORE_COMMANDS and argv is None:
+        # The process's own command line (`shuffledp epsilon ...`): the library's malloc
+        # setting (freed blocks up to 32 MB reused, not returned and faulted in again; glibc
+        # only, SHUFFLEDP_MALLOC=system opts out), applied now rather than at the first
+        # certified FFT, which comes after a question's largest arrays (a clone pair's PLD
+        # atoms): LDP(1), n = 1e9, T = 30 took 76 000 page faults in a fresh process
+        # (3 000 when asked again in it), 20 000 with this; 0.1-0.3 s CPU (docs/latency.md).
+        keep_freed_memory()
+    ap = build_parser(command)
     try:
         a = ap.parse_args(argv)
     except SystemExit as exc:

@@ -31,7 +31,6 @@ from typing import Iterable
 
 from ..core._progress import Progress
 from ..accounting.accountant import epsilon as _epsilon
-from .cli import mechanism_from_spec
 from ..core.errors import NotApplicableError
 from ..core.mechanisms import Gaussian
 from ..core.protocols import CheckIn, Shuffle, WithoutReplacement
@@ -103,7 +102,8 @@ def _mechanism(point):
     spec = str(point.get("mechanism", "ldp"))
     sigma = _sigma(point)
     if sigma is None:
-        return mechanism_from_spec(spec, point.get("eps0"))
+        from .cli import mechanism_from_spec   # not at import: `python -m shuffledp.apps.cli`
+        return mechanism_from_spec(spec, point.get("eps0"))   # would load the CLI twice
     if spec.strip().lower() not in ("gaussian", "gauss"):
         raise ValueError("sigma and noise_multiplier set the Gaussian mechanism; the point's "
                          f"mechanism must be 'gaussian'; got {spec!r}")
@@ -326,6 +326,7 @@ def _eps0_family(spec: str):
         raise ValueError("calibrate eps0: the mechanism must be a family with an eps0 "
                          "parameter (ldp, rr:K, oue:D, rappor:D, hr:D, olh:D); got "
                          f"mechanism={spec!r}")
+    from .cli import mechanism_from_spec
     m = mechanism_from_spec(spec, 1.0)
     if kind in ("rr", "krr"):
         return m.k, None

@@ -27,6 +27,9 @@ from .binomial import (BDTR_MAX_N, BDTR_SLACK, RUN_REL_ERR, bd0, binom_cdf_bound
                        stirlerr)
 from .divergence import hockey_stick, hockey_stick_lower, renyi_minus_one
 from .fft import circular_run, fft_power, fft_power_product, fft_powers, next_fast_len
+# The certified FFTs' malloc setting (once per process), public for the CLI, which applies
+# it when a fresh process starts a question (before the question's first large arrays).
+from .fft import _keep_freed_memory as keep_freed_memory
 from .logspace import (expm1mx, log1pexp, log1pmx, log_binom_coef, log_pow_minus_tangent,
                        logexpm1, logsumexp, logsumexp_rows, pow_minus_tangent)
 from .rounding import REL_SLACK, round_up
@@ -91,4 +94,5 @@ __all__ = [
     "golden",
     "golden_integer",
     "illinois_root",
+    "keep_freed_memory",
 ]
