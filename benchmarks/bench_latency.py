@@ -34,6 +34,7 @@ before/after and counts answers that got larger).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import math
 import os
@@ -465,6 +466,10 @@ def main(argv=None):
     if a.src:
         SRC = os.path.abspath(a.src)
     only = None if a.only is None else set(a.only.split(","))
+    # Time the tree as an installed package runs: with its modules compiled (pip writes
+    # the .pyc files). Under PYTHONDONTWRITEBYTECODE=1 a source tree would otherwise be
+    # recompiled at every fresh start (~0.1-0.15 s per CLI question).
+    compileall.compile_dir(SRC, quiet=1)
     qs = grid(a.quick) + NAMED + random_questions(a.random, a.seed)
     qs = [q for q in qs if only is None or q[0] in only]
     print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
