@@ -1,9 +1,11 @@
 """trimmed-clone beside trimmed-clone-sampled where the sampled pair is built for more users
 than trimmed-clone's (the cost caps of ``TrimmedClone.users`` / ``TrimmedCloneSampled.users``):
 not a dominance claim (the sampled *bound* at more users is not proven below itself at
-fewer, and its computed δ at large ε was measured above trimmed-clone's), but a proven floor
-on trimmed-clone's value, ``majority_floor_beats``: one bit per round (which type has more
-outputs among the victim and its clones) already leaks more than the answer.
+fewer, and its computed δ at large ε was measured above trimmed-clone's), but proven floors
+on trimmed-clone's value: ``majority_floor_beats`` (one bit per round, which type has more
+outputs among the victim and its clones, already leaks more than the answer) and, for one
+round, ``one_round_floor_beats`` (the clone pair at the smallest feasible ε0, a
+post-processing of every member).
 
 Checked here: its ingredients (the Wallis bound on the central binomial term, the binary
 channel's T-fold hockey-stick in mpmath), the floor against the exact T-fold δ of the
@@ -140,11 +142,72 @@ def test_delta_question_floor_is_below_the_named_value():
     assert tc.majority_floor_beats(3000, 2.0, T, DeltaAt(eps), 0.1 * named)
 
 
-def test_nothing_claimed_and_both_computed_where_the_floor_is_weak():
-    # one round, 1e3 users: the bit per round is far below what trimmed-clone-sampled
-    # certifies, and n < DOMINATED_MIN_USERS: both computed, the smaller one answers
-    proto = _gauss(2.0, 1000, 0.1)
-    r = sd.epsilon(proto, 1e-5, 1)
+@pytest.mark.parametrize("proto,delta,rounds", [
+    (_gauss(2.0, 1000, 0.3), 1e-5, 5),        # few users, several rounds: the floors are weak
+    (_gauss(2.0, 3000, 0.9), 1e-6, 3),        # rate 0.9: the two pairs nearly coincide
+])
+def test_nothing_claimed_and_both_computed_where_the_floors_are_weak(proto, delta, rounds):
+    r = sd.epsilon(proto, delta, rounds)
     assert {"trimmed-clone", "trimmed-clone-sampled"} <= {c.bound for c in r.candidates}
     assert r.epsilon == min(c.epsilon for c in r.candidates)
-    assert not tc.majority_floor_beats(1000, 2.0, 1, EpsilonAt(1e-5), r.epsilon)
+    m, sigma = tc.TrimmedClone.users(proto, rounds), float(proto.mechanism.sigma)
+    assert not tc.majority_floor_beats(m, sigma, rounds, EpsilonAt(delta), r.epsilon)
+
+
+# ---------------------------------------------------------------------------------------
+# One round: the clone pair at the smallest feasible eps0
+# ---------------------------------------------------------------------------------------
+def _exact_delta_1(pair, eps):
+    return _exact_delta_T(pair, 1, eps)
+
+
+@pytest.mark.parametrize("m,sigma,eps", [(8, 1.5, 0.3), (20, 1.0, 0.5), (40, 2.0, 0.1),
+                                         (15, 0.8, 1.0)])
+def test_one_round_floor_pair_is_below_every_feasible_member(m, sigma, eps):
+    """The pair at (e^-e, α(e)) is a post-processing of every member with ε0 > e: its exact
+    δ (enumeration) is below each member's on a grid of ε0 above e, and the certified floor
+    the bound uses is below it; at a δ the members leave, the floor is not vacuous."""
+    from shuffledp.pairs.clone import ClonePair
+    from shuffledp.pairs.clone.hockey import pair_delta_floor
+    from shuffledp.pairs.law import Bias
+    delta = 1e-3
+    e = tc.infeasible_eps0(m, sigma, 1, delta)
+    assert e > 0.0
+    bias = Bias(e)
+    low_pair = ClonePair(m, math.exp(-e), bias.alpha, bias.beta, e)
+    low = _exact_delta_1(low_pair, eps)
+    assert pair_delta_floor(low_pair, eps) <= low * (1 + 1e-9)
+    # sabotaged: the pair at a larger eps0 (fewer clones, a surer victim) is not below them
+    sb = Bias(e + 2.0)
+    bad = _exact_delta_1(ClonePair(m, math.exp(-e - 2.0), sb.alpha, sb.beta, e + 2.0), eps)
+    seen, caught = 0, False
+    for e0 in np.linspace(e * (1 + 1e-6), e + 4.0, 25):
+        pair, c = trimmed_pair(m, sigma, float(e0))
+        if pair is None:
+            continue
+        seen += 1
+        member = _exact_delta_1(pair, eps)
+        assert low <= member * (1 + 1e-9)
+        caught = caught or bad > member
+    assert seen >= 20 and caught
+    assert low > 0.0
+
+
+def test_one_round_floor_skip_changes_no_answer(monkeypatch):
+    # the latency grid's gauss-checkin n = 1e3, T = 1, δ = 1e-5 question
+    proto = _gauss(2.0, 1000, 0.1)
+    r = sd.epsilon(proto, 1e-5, 1)
+    why = dict(r.not_applicable)["trimmed-clone"]
+    assert why.startswith("skipped: cannot beat") and "smallest such eps0" in why
+    with monkeypatch.context() as m:
+        m.setattr(tc, "one_round_floor_beats", lambda *a, **k: False)
+        full = sd.epsilon(proto, 1e-5, 1)
+    assert "trimmed-clone" in {c.bound for c in full.candidates}
+    assert full.epsilon == r.epsilon
+    named = sd.epsilon(proto, 1e-5, 1, bound="trimmed-clone").epsilon
+    assert named > r.epsilon
+    assert not tc.one_round_floor_beats(1000, 2.0, EpsilonAt(1e-5), named)
+    # the δ side: never "at least" above the bound's own δ
+    d = sd.delta(proto, 1.0, 1, bound="trimmed-clone").delta
+    assert 0.0 < d
+    assert not tc.one_round_floor_beats(1000, 2.0, DeltaAt(1.0), d * (1 + 1e-9))

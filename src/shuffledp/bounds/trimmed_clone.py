@@ -28,8 +28,9 @@ import numpy as np
 from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
-from ..pairs.clone import fmt20_pair, pair_rdp
+from ..pairs.clone import ClonePair, fmt20_pair, pair_rdp
 from ..pairs.clone.hockey import pair_delta_floor
+from ..pairs.law import Bias
 from ..pairs.trimmed import TrimmedPair, trimmed_pair, trimming_charge
 from ..core.protocols import CheckIn
 from ..numerics import golden
@@ -284,7 +285,9 @@ def majority_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) ->
     Gaussian): n = 1.5e8 (1e6 users), σ = 1.29, T = 13: ≥ 0.5 against trimmed-clone's 0.745."""
     solves_eps = isinstance(ask, EpsilonAt)
     delta = ask.delta if solves_eps else beat
-    e = infeasible_eps0(m, sigma, rounds, delta)
+    # e lowered by 1e-9 relative: a smaller e only enlarges p and shrinks α (safe side),
+    # and covers the members just above e (whose p = e^{-ε0}·c may round above e^{-e}).
+    e = infeasible_eps0(m, sigma, rounds, delta) * (1.0 - 1e-9)
     if not e > 0.0:
         return False
     eps = beat if solves_eps else ask.epsilon
@@ -292,6 +295,32 @@ def majority_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) ->
     if not h > 1e-6:
         return False
     low = majority_hockey_T(h, rounds, eps)
+    return low > delta if solves_eps else low >= beat
+
+
+def one_round_floor_beats(m: int, sigma: float, ask, beat: float) -> bool:
+    """One round: True when trimmed-clone's value is provably above ``beat`` (ε question)
+    or at least ``beat`` (δ question) at every ε0, from the clone pair with p = e^{−e},
+    α = 1/(1 + e^{−e}) (e = ``infeasible_eps0``, lowered by 1e-9 relative) and m users.
+
+    That pair is a post-processing of every member that leaves any δ (ε0 > e, so its
+    p = e^{−ε0}·c ≤ e^{−e} and its victim's α ≥ α(e)): add clones (each of the other users
+    not a clone becomes one, a fair coin between the types, with probability
+    (e^{−e} − p)/(1 − p); their number is known from the output's total), then replace the
+    output, with probability 1 − (2α(e) − 1)/(2α − 1), by a draw of the law with a fair-coin
+    victim (the same under both datasets): the result is the pair at (e^{−e}, α(e)). So its
+    δ(ε), bounded from below by ``pair_delta_floor`` (certified), is below every member's.
+    ε question: above δ at ``beat`` means every member's ε is above beat."""
+    solves_eps = isinstance(ask, EpsilonAt)
+    delta = ask.delta if solves_eps else beat
+    e = infeasible_eps0(m, sigma, 1, delta) * (1.0 - 1e-9)
+    if not e > 0.0:
+        return False
+    p, bias = math.exp(-e), Bias(e)
+    if not (p > 0.0 and bias.beta > 0.0):
+        return False
+    low = pair_delta_floor(ClonePair(m, p, bias.alpha, bias.beta, e),
+                           beat if solves_eps else ask.epsilon)
     return low > delta if solves_eps else low >= beat
 
 
@@ -389,6 +418,11 @@ class TrimmedClone(TrimmedFamilyRoutes, Bound):
                     f"{rounds}-round {ask.solves} is above {beat:.6g}: one bit per round "
                     f"(which type has more outputs among the victim and its clones, m = "
                     f"{m:.6g} users) already reveals that much"), False
+        if rounds == 1 and one_round_floor_beats(m, sigma, ask, beat):
+            return (f"at every eps0 whose trimming charge leaves any delta, the pair's "
+                    f"{ask.solves} is above {beat:.6g}: the clone pair at the smallest such "
+                    f"eps0 (m = {m:.6g} users), a post-processing of every member, already "
+                    "leaks that much"), False
         return None
 
     def annotate(self, details, proto, rounds):
