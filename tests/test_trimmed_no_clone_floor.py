@@ -63,12 +63,13 @@ def test_the_skip_changes_no_answer_and_the_skipped_bound_is_above():
     assert why.startswith("skipped: cannot beat") and "victim's type" in why
     named = sd.epsilon(proto, delta=2.14e-8, rounds=4, bound="trimmed-clone").epsilon
     assert named > r.epsilon
-    orig = tc.no_clone_floor_beats
-    tc.no_clone_floor_beats = lambda *a, **k: False
+    # with this floor (and the majority floor after it, which would skip it too) off
+    orig = tc.no_clone_floor_beats, tc.majority_floor_beats
+    tc.no_clone_floor_beats = tc.majority_floor_beats = lambda *a, **k: False
     try:
         full = sd.epsilon(proto, delta=2.14e-8, rounds=4)
     finally:
-        tc.no_clone_floor_beats = orig
+        tc.no_clone_floor_beats, tc.majority_floor_beats = orig
     assert full.epsilon == r.epsilon
     assert "trimmed-clone" in {c.bound for c in full.candidates}
     # the δ question too

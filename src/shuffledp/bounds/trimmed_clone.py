@@ -28,11 +28,13 @@ import numpy as np
 from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
-from ..pairs.clone import fmt20_pair, pair_rdp
+from ..pairs.clone import ClonePair, fmt20_pair, pair_rdp
 from ..pairs.clone.hockey import pair_delta_floor
+from ..pairs.law import Bias
 from ..pairs.trimmed import TrimmedPair, trimmed_pair, trimming_charge
 from ..core.protocols import CheckIn
 from ..numerics import golden
+from ..numerics.binomial import binom_logpmf
 from ..core.views import EpsilonAt, FamilyView, RdpView
 from .base import Bound, register
 from .clones import pair_rdp_floor
@@ -230,6 +232,98 @@ def no_clone_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) ->
     return log_l > math.log(delta) + 1e-6
 
 
+def majority_hockey_T(h: float, rounds: int, eps: float) -> float:
+    """A certified lower bound on the T-fold hockey-stick divergence at ε of the binary
+    channel Bernoulli(½ + h) versus Bernoulli(½ − h) (0 < h < ½): with K ~ Bin(T, q),
+    q = ½ + h, the loss of K = k is (2k − T)·L, L = log(q/(1 − q)), and
+    δ_T(ε) = Σ_k Pr[K = k]·(1 − e^{ε − (2k − T)L})₊. Summed over k from the first with a
+    positive term to 40 standard deviations above the mean (dropped terms are ≥ 0). q is
+    rounded down from ½ + h (a channel with a smaller h is a post-processing of it: valid)
+    and 1 − q is exact; each factor's exponent is raised by 1e-12 of its size (its
+    rounding), the pmf is Loader's (``binom_logpmf``, ~1e-12 relative) and the sum is
+    taken at 1 − 1e-6 of its value."""
+    q = 0.5 + h * (1.0 - 1e-9)
+    r = 1.0 - q
+    if not (0.5 < q < 1.0):
+        return 0.0
+    ell = math.log(q) - math.log(r)
+    if not ell > 0.0:
+        return 0.0
+    lo = int(math.floor(0.5 * (rounds + eps / ell))) + 1
+    mean, sd = rounds * q, math.sqrt(rounds * q * r)
+    hi = min(rounds, int(math.ceil(mean + 40.0 * sd + 40.0)))
+    if lo > hi:
+        return 0.0
+    k = np.arange(lo, hi + 1, dtype=np.float64)
+    loss = (2.0 * k - rounds) * ell
+    x = eps - loss + 1e-12 * (abs(eps) + np.abs(loss))
+    term = np.exp(binom_logpmf(k, rounds, q, r)) * -np.expm1(np.minimum(x, 0.0))
+    return float(np.sum(term)) * (1.0 - 1e-6)
+
+
+def majority_floor_beats(m: int, sigma: float, rounds: int, ask, beat: float) -> bool:
+    """True when trimmed-clone's value is provably above ``beat`` (ε question) or at least
+    ``beat`` (δ question) at every ε0, from one bit per round: which type has more outputs.
+
+    In the trimmed pair at ε0 (clone probability p = e^{−ε0}·c ≤ e^{−ε0}, victim log-odds
+    ε0' ≥ ε0, ``trimmed_pair``) the outputs are A + 1[victim of type 0] and C − A +
+    1[victim of type 1], C ~ Bin(m − 1, p) clones of which A ~ Bin(C, ½) are of type 0.
+    Output 1 when the first count is larger, 0 when smaller, a fair coin on a tie: given C
+    the victim's type wins with probability ½ + b(C)/2, b(C) = binom(C, ⌊C/2⌋)/2^C, so the
+    bit is Bernoulli(½ + h) under one dataset and Bernoulli(½ − h) under the other with
+    h = (2α − 1)·E[b(C)]/2, α = 1/(1 + e^{−ε0'}). b(C) ≥ f(C) = sqrt(2/(π(C + 2))) (Wallis:
+    binom(2k, k)/4^k ≥ 1/sqrt(π(k + ½)), and b(2k + 1) = b(2k + 2)), f is convex and
+    decreasing, so by Jensen E[b(C)] ≥ f((m − 1)p). The bits of T rounds are a
+    post-processing of the T-fold pair, so its δ_T(ε) is at least the T-fold binary
+    channel's (``majority_hockey_T``). Every member that leaves any δ has ε0 > e =
+    ``infeasible_eps0`` (the charge decreases in ε0), where 2α − 1 ≥ tanh(e/2) and
+    (m − 1)p ≤ (m − 1)e^{−e}: h ≥ h_e = tanh(e/2)·f((m − 1)e^{−e})/2 for every such member,
+    and a channel with a smaller h is a post-processing of one with a larger. ε question:
+    δ_T(beat) > δ ≥ what the charge leaves means every route's ε is above beat; δ question:
+    the member's δ is at least δ_T(ε). Where the victim hides among many clones this bit
+    carries most of what leaks over many rounds (the sum of the reports is nearly
+    Gaussian): n = 1.5e8 (1e6 users), σ = 1.29, T = 13: ≥ 0.5 against trimmed-clone's 0.745."""
+    solves_eps = isinstance(ask, EpsilonAt)
+    delta = ask.delta if solves_eps else beat
+    # e lowered by 1e-9 relative: a smaller e only enlarges p and shrinks α (safe side),
+    # and covers the members just above e (whose p = e^{-ε0}·c may round above e^{-e}).
+    e = infeasible_eps0(m, sigma, rounds, delta) * (1.0 - 1e-9)
+    if not e > 0.0:
+        return False
+    eps = beat if solves_eps else ask.epsilon
+    h = 0.5 * math.tanh(0.5 * e) * math.sqrt(2.0 / (math.pi * ((m - 1) * math.exp(-e) + 2.0)))
+    if not h > 1e-6:
+        return False
+    low = majority_hockey_T(h, rounds, eps)
+    return low > delta if solves_eps else low >= beat
+
+
+def one_round_floor_beats(m: int, sigma: float, ask, beat: float) -> bool:
+    """One round: True when trimmed-clone's value is provably above ``beat`` (ε question)
+    or at least ``beat`` (δ question) at every ε0, from the clone pair with p = e^{−e},
+    α = 1/(1 + e^{−e}) (e = ``infeasible_eps0``, lowered by 1e-9 relative) and m users.
+
+    That pair is a post-processing of every member that leaves any δ (ε0 > e, so its
+    p = e^{−ε0}·c ≤ e^{−e} and its victim's α ≥ α(e)): add clones (each of the other users
+    not a clone becomes one, a fair coin between the types, with probability
+    (e^{−e} − p)/(1 − p); their number is known from the output's total), then replace the
+    output, with probability 1 − (2α(e) − 1)/(2α − 1), by a draw of the law with a fair-coin
+    victim (the same under both datasets): the result is the pair at (e^{−e}, α(e)). So its
+    δ(ε), bounded from below by ``pair_delta_floor`` (certified), is below every member's.
+    ε question: above δ at ``beat`` means every member's ε is above beat."""
+    solves_eps = isinstance(ask, EpsilonAt)
+    delta = ask.delta if solves_eps else beat
+    e = infeasible_eps0(m, sigma, 1, delta) * (1.0 - 1e-9)
+    if not e > 0.0:
+        return False
+    p, bias = math.exp(-e), Bias(e)
+    if not (p > 0.0 and bias.beta > 0.0):
+        return False
+    low = pair_delta_floor(ClonePair(m, p, bias.alpha, bias.beta, e),
+                           beat if solves_eps else ask.epsilon)
+    return low > delta if solves_eps else low >= beat
+
+
 #: Users the trimmed pair is built for at most (one round / several rounds); see ``users``.
 TRIMMED_MAX_N_ONE = 10**7
 TRIMMED_MAX_N_ROUNDS = 10**6
@@ -319,6 +413,16 @@ class TrimmedClone(TrimmedFamilyRoutes, Bound):
                     f"{rounds}-round {ask.solves} is above {beat:.6g}: with probability at "
                     f"least (1 - e^-eps0/2)^((m-1)T) (m = {m:.6g} users) every output of every "
                     "round has the victim's type, which reveals it at log-odds eps0 or more"), False
+        if majority_floor_beats(m, sigma, rounds, ask, beat):
+            return (f"at every eps0 whose trimming charge leaves any delta, the pair's "
+                    f"{rounds}-round {ask.solves} is above {beat:.6g}: one bit per round "
+                    f"(which type has more outputs among the victim and its clones, m = "
+                    f"{m:.6g} users) already reveals that much"), False
+        if rounds == 1 and one_round_floor_beats(m, sigma, ask, beat):
+            return (f"at every eps0 whose trimming charge leaves any delta, the pair's "
+                    f"{ask.solves} is above {beat:.6g}: the clone pair at the smallest such "
+                    f"eps0 (m = {m:.6g} users), a post-processing of every member, already "
+                    "leaks that much"), False
         return None
 
     def annotate(self, details, proto, rounds):
