@@ -211,3 +211,16 @@ def test_one_round_floor_skip_changes_no_answer(monkeypatch):
     d = sd.delta(proto, 1.0, 1, bound="trimmed-clone").delta
     assert 0.0 < d
     assert not tc.one_round_floor_beats(1000, 2.0, DeltaAt(1.0), d * (1 + 1e-9))
+
+
+def test_delta_question_computes_both_and_keeps_the_smaller():
+    """The equal-users dominance of trimmed-clone by trimmed-clone-sampled was measured on
+    ε questions; on a δ question at tiny δ the sampled value is far above (2.1e-17 against
+    2.9e-22 here), so both are computed and the smaller is the answer."""
+    import shuffledp as sd
+    r = sd.delta(sd.Shuffle(sd.Gaussian(8.546), n=10**5, sampling=sd.CheckIn(0.11)),
+                 epsilon=0.54, rounds=116)
+    c = {x.bound: x.delta for x in r.candidates}
+    assert "trimmed-clone" in c and "trimmed-clone-sampled" in c
+    assert r.bound == "trimmed-clone"
+    assert c["trimmed-clone"] < 1e-3 * c["trimmed-clone-sampled"]

@@ -339,16 +339,16 @@ def _cheap_first(bounds, proto) -> list:
                                          not b.likely_first(proto), b.dominance_rank(proto)))
 
 
-def _dominated(b, done, proto, floored=(), rounds=1):
+def _dominated(b, done, proto, floored=(), rounds=1, ask=None):
     """The reason ``b`` need not run: a bound already answered whose exact curve is at or
     below ``b``'s (``Bound.dominated_by``), or one whose exact value was proven at or
     above the best answer (``floored``: (bound, beat)) and that ``b`` dominates; else None."""
     for other in done:
-        why = b.dominated_by(other, proto, rounds)
+        why = b.dominated_by(other, proto, rounds, ask)
         if why:
             return why
     for other, beat in floored:
-        if b.dominated_by(other, proto, rounds):
+        if b.dominated_by(other, proto, rounds, ask):
             return (f"skipped: cannot beat {beat:.6g}: its exact value is at least "
                     f"{other.id}'s (whose clone pair is a post-processing of this bound's), "
                     f"which was proven at least {beat:.6g}")
@@ -413,7 +413,7 @@ def _select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
     floored = []            # (bound, beat): its exact value was proven ≥ beat
     for b in bounds:
         if bound is None and can_answer(b):
-            why = _dominated(b, answered, proto, floored, rounds)
+            why = _dominated(b, answered, proto, floored, rounds, ask)
             if why:
                 skipped.append((b.id, why))
                 continue

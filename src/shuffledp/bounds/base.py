@@ -118,10 +118,12 @@ class Bound:
         return kind, f"{kind}: {self.valid_for(proto)}"
 
     # ----- dominance -----------------------------------------------------------------
-    def dominated_by(self, other: "Bound", proto, rounds: int = 1) -> str | None:
+    def dominated_by(self, other: "Bound", proto, rounds: int = 1, ask=None) -> str | None:
         """Why ``other``'s exact privacy curve is at or below this bound's for ``proto``
         over ``rounds`` rounds (the accountant then does not evaluate this bound once
-        ``other`` has answered), or None. Default: no such relation is known."""
+        ``other`` has answered), or None. ``ask``: the question (``EpsilonAt`` or
+        ``DeltaAt``; None: any), for claims measured on one kind only. Default: no such
+        relation is known."""
         return None
 
     def dominance_rank(self, proto) -> float:

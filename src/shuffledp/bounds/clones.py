@@ -215,7 +215,7 @@ class _PairBound(Bound):
         exists to skip always ran."""
         return pair_rdp_floor(self.pair(proto), orders)
 
-    def dominated_by(self, other, proto, rounds=1):
+    def dominated_by(self, other, proto, rounds=1, ask=None):
         # Two clone pairs with the same n, a and b and clone probabilities p ≤ p': the p'
         # pair is a post-processing of the p pair — the output tells how many of the n − 1
         # others are not clones (n − A − B), and turning each into a clone with probability
