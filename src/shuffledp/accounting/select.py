@@ -29,6 +29,7 @@ from .. import compose as _composers
 from ..compose import conversions as _rdp
 from ..bounds import all_bounds, get
 from ..core._blas import single_threaded_blas
+from ..numerics import keep_freed_memory
 from ..bounds.base import Bound, CannotBeat
 from ..core.errors import NotApplicableError
 from ..numerics import round_up
@@ -372,7 +373,11 @@ def under(relation, skipped) -> str:
 def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
            composition: str | None = None, upper_only: bool = False, lower: bool = True,
            target: float | None = None, relation: str = REPLACE_ONE) -> Result:
-    """The loop (``_select``) with BLAS on one thread (``core._blas``)."""
+    """The loop (``_select``) with BLAS on one thread (``core._blas``) and freed memory
+    kept for reuse from the first question on (``numerics.keep_freed_memory``: the largest
+    arrays, a clone pair's PLD atoms, come before the first certified FFT that used to
+    set it; once per process, ``SHUFFLEDP_MALLOC=system`` opts out)."""
+    keep_freed_memory()
     with single_threaded_blas():
         return _select(proto, ask, rounds, bound=bound, composition=composition,
                        upper_only=upper_only, lower=lower, target=target, relation=relation)
@@ -578,7 +583,8 @@ def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=
 # ------------------------------------------------------------------------------------------
 def select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
                relation=REPLACE_ONE) -> RdpCurve:
-    """``_select_rdp`` with BLAS on one thread (``core._blas``)."""
+    """``_select_rdp`` with BLAS on one thread (``core._blas``), memory as ``select``."""
+    keep_freed_memory()
     with single_threaded_blas():
         return _select_rdp(proto, lam, rounds, bound, relation)
 
