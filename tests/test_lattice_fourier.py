@@ -8,7 +8,6 @@ n = 10¹⁰ (numpy in log space); a sabotaged variant that must be caught."""
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import mpmath as mp
 import numpy as np

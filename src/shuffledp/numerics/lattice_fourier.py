@@ -145,7 +145,7 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
         kB = m if full else min(m, max(1, int(math.ceil(theta_a * M / _TWO_PI))))
         if kB + 1 > NODES_MAX or (kB + 1) * nnz > work_max:
             return None
-        S, err, gabs = _band(j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
+        S, err, _ = _band(j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
         if not S > 0.0:
             return None
         nodes = kB + 1
