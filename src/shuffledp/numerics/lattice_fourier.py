@@ -153,7 +153,8 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
             rem, lrem = 0.0, -math.inf
         else:
             lS_target = math.log(REMAINDER_TOL * S)
-            got = _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, lS_target)
+            got = _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, lS_target,
+                                 work_max)
             if got is None:
                 return None
             lrem, peaks = got
@@ -227,14 +228,14 @@ def _band(j, q, n, h, phi, M, ks, sq):
     return S, err, gabs / M
 
 
-def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target):
+def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max=math.inf):
     """(log of an upper bound on sup |F(θ)|^n·|W(θ)| over θ ∈ [θ_a, π] outside the returned
     node intervals, those nodes): θ_a = 2π(kB + 1)/M; the bound covers every other node in
     kB + 1 … (M − 1)/2 and their conjugates together (their weights sum to < 1). Intervals
     where the bound stays above e^{l_target} are bisected down to ``_PEAK_NODES`` nodes and
     their nodes returned, to be summed (near-periods of the atoms, where |F| comes back
-    close to 1). None when that takes more than ``_INTERVALS_MAX`` intervals or
-    ``_PEAKS_MAX`` nodes."""
+    close to 1). None when that takes more than ``_INTERVALS_MAX`` intervals (or intervals
+    times distinct differences above ``work_max``) or ``_PEAKS_MAX`` nodes."""
     theta_a = _TWO_PI * (kB + 1) / M * (1.0 - 4.0 * _U)
     theta_D = math.pi / D * (1.0 - 4.0 * _U)
     em = math.exp(-phi)
@@ -277,7 +278,7 @@ def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target):
     node_w = _TWO_PI / M
     for _ in range(_DEPTH):
         evaluated += lo.size
-        if evaluated > _INTERVALS_MAX:
+        if evaluated > _INTERVALS_MAX or evaluated * dd.size > work_max:
             return None
         Y0 = np.multiply.outer(lo, dd) * (1.0 - 4.0 * _U)
         Y1 = np.multiply.outer(hi, dd) * (1.0 + 4.0 * _U)
@@ -299,7 +300,8 @@ def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target):
             peak_hi.append(hi[narrow])
             bad &= ~narrow
         if not np.any(bad):
-            ks = _nodes_in(peak_lo, peak_hi, M, kB)
+            cap = min(_PEAKS_MAX, work_max / q.size - (kB + 1))
+            ks = _nodes_in(peak_lo, peak_hi, M, kB, cap)
             return None if ks is None else (out, ks)
         mid = 0.5 * (lo[bad] + hi[bad])
         lo = np.concatenate([lo[bad], mid])
@@ -307,17 +309,20 @@ def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target):
     return None
 
 
-def _nodes_in(los, his, M, kB):
+def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):
     """The nodes k with θ_k = 2πk/M in any of the intervals, kB < k ≤ (M − 1)/2, once each
-    (None when more than ``_PEAKS_MAX``)."""
+    (None when more than ``cap``, counted before they are listed)."""
     if not los:
         return np.zeros(0, dtype=np.int64)
     lo = np.concatenate(los)
     hi = np.concatenate(his)
     a = np.maximum(np.floor(lo * M / _TWO_PI).astype(np.int64) - 1, kB + 1)
     b = np.minimum(np.ceil(hi * M / _TWO_PI).astype(np.int64) + 1, (M - 1) // 2)
-    count = int(np.sum(np.maximum(b - a + 1, 0)))
-    if count > _PEAKS_MAX:
+    lens = np.maximum(b - a + 1, 0)
+    count = int(lens.sum())
+    if count > cap:
         return None
-    ks = np.concatenate([np.arange(x, y + 1, dtype=np.int64) for x, y in zip(a, b) if y >= x])
-    return np.unique(ks)
+    # every interval's run a … b, listed without a Python loop
+    first = np.repeat(a, lens)
+    within = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    return np.unique(first + within)
