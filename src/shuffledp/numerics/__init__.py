@@ -12,6 +12,9 @@ computes"): callers pass valid input, functions are vectorised and never validat
                    cancellation-free pieces of the Rényi sums.
 * ``divergence`` — hockey-stick and Rényi divergences of pmfs given by their logs.
 * ``fft``        — certified FFT powers (circular self-convolutions with an error bound).
+* ``lattice_fourier`` — certified Σ_{s≥1} w_s·Q(s) for an n-fold lattice convolution Q by a
+                   trapezoid Fourier inversion on its live frequencies (the blanket's sums
+                   at large n; imported from its module).
 * ``rounding``   — ``REL_SLACK`` / ``round_up``, the slack every upper bound gets.
 
 Every name is re-exported here: ``from shuffledp.numerics import X`` works for all of them.
