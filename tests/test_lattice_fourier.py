@@ -175,3 +175,22 @@ def test_blanket_above_the_old_cap_between_the_exact_lower_bound_and_girgis():
          for b in ("blanket", "krr-lower", "girgis-ub1")}
     assert c["krr-lower"] <= c["blanket"] <= 1.3 * c["krr-lower"]
     assert c["blanket"] < 0.5 * c["girgis-ub1"]
+
+
+def test_past_1e10_a_declined_inversion_falls_back_to_chernoff_not_the_fft(monkeypatch):
+    """No FFT past n = 1e10 (its allowance there is 1-100x the value, two stages ~0.2 s):
+    where the inversion declines, the certified Chernoff bound stands in — above the exact
+    binomial value of a two-atom law, and no FFT is run."""
+    from scipy.stats import binom
+    n, a, p = 10**12, 1.0, 0.01
+    b = -(0.01 + 1e-8) / 0.99
+    monkeypatch.setattr(iid, "trapezoid_positive_sum", lambda *args, **kw: None)
+    monkeypatch.setattr(iid, "fft_power_product",
+                        lambda *args, **kw: (_ for _ in ()).throw(AssertionError("FFT run")))
+    got = iid.positive_part(np.array([a, b]), np.array([p, 1 - p]), n, nu=12.0)
+    assert got.details["method"] == "chernoff"
+    kc, sdk = n * p, math.sqrt(n * p * (1 - p))
+    k = np.arange(int(kc - 40 * sdk), int(kc + 40 * sdk) + 1, dtype=float)
+    pmf = np.exp(binom.logpmf(k, n, p))
+    exact = float(np.sum(pmf * np.maximum(a * k + b * (n - k), 0.0)) / np.sum(pmf))
+    assert got.upper >= exact
