@@ -22,6 +22,7 @@ from shuffledp.numerics.binomial import (
     rademacher_log_moments,
 )
 from shuffledp.pairs.clone import atoms, rdp_points
+from shuffledp.pairs.clone.rdp_points import _point_terms
 from shuffledp.pairs.clone.instances import fmt20_pair, fmt23_pair
 from shuffledp.pairs.clone.pair import ClonePair
 
@@ -82,8 +83,8 @@ def _ref_runs(c, x0, counts, block: int = 32):
 
 
 def _ref_points(pair, c_eval, alo, ahi, j0: int, j1: int):
-    """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q)."""
-    alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+    """Points of slices j0..j1−1: (slice index, log P(x | c), ℓ = log P/Q), the rows built
+    in one pass (the kernel builds them in row groups)."""
     ce, lo_, hi_ = c_eval[j0:j1], alo[j0:j1], ahi[j0:j1]
     counts = hi_ + 2 - lo_                       # x from alo to ahi + 1
     jj = np.repeat(np.arange(j0, j1), counts)
@@ -91,25 +92,7 @@ def _ref_points(pair, c_eval, alo, ahi, j0: int, j1: int):
     x = (alo[jj] + offs).astype(float)
     c = c_eval[jj].astype(float)
     lv = _ref_runs(ce, lo_, counts)  # log Bin(c,½)(x), run by run
-    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
-    top = ~(x <= c)                              # x = c + 1 only: a few points
-    lu[top] = -c[top] * math.log(2.0)
-    lu[x == 0] = -np.inf
-    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
-    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by (c+1−x):
-    # no cancellation and finite at x = 0 and x = c + 1.
-    den = beta * x + alpha * (c + 1.0 - x)
-    arg = gamma * (2.0 * x - c - 1.0) / den
-    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is tiny
-    # (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is accurate.
-    ell = np.log1p(np.maximum(arg, -0.5))
-    low = ~(arg > -0.5)                          # the other form only where it is used
-    if low.any():
-        xl, cl = x[low], c[low]
-        with np.errstate(divide="ignore"):
-            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+    logP, ell = _point_terms(pair, x, c, lv)   # the points' formula itself: one copy
     return jj, logP, ell
 
 

@@ -157,31 +157,35 @@ class _SlicePoints:
         return np.repeat(np.arange(self.j0 + g0, self.j0 + g1), self.counts[g0:g1])
 
     def group(self, g0: int, g1: int):
-        pair = self.pair
-        alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
         lv, x = self.runs.rows(g0, g1, want_x=True)
         c = np.repeat(self.cf[g0:g1], self.counts[g0:g1])
-        # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
-        top = ~(x <= c)                          # x = c + 1 only: a few points
-        lu[top] = -c[top] * math.log(2.0)
-        lu[x == 0] = -np.inf
-        logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
-        # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by
-        # (c+1−x): no cancellation and finite at x = 0 and x = c + 1.
-        den = beta * x + alpha * (c + 1.0 - x)
-        arg = gamma * (2.0 * x - c - 1.0) / den
-        # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
-        # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
-        # accurate.
-        ell = np.log1p(np.maximum(arg, -0.5))
-        low = ~(arg > -0.5)                      # the other form only where it is used
-        if low.any():
-            xl, cl = x[low], c[low]
-            with np.errstate(divide="ignore"):
-                ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
-        return logP, ell
+        return _point_terms(self.pair, x, c, lv)
+
+
+def _point_terms(pair, x, c, lv):
+    """(log P, ℓ = log P/Q) of the clone pair's points (x, c) from lv = log Bin(c, ½)(x)."""
+    alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+    # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
+    top = ~(x <= c)                              # x = c + 1 only: a few points
+    lu[top] = -c[top] * math.log(2.0)
+    lu[x == 0] = -np.inf
+    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
+    # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by
+    # (c+1−x): no cancellation and finite at x = 0 and x = c + 1.
+    den = beta * x + alpha * (c + 1.0 - x)
+    arg = gamma * (2.0 * x - c - 1.0) / den
+    # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
+    # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
+    # accurate.
+    ell = np.log1p(np.maximum(arg, -0.5))
+    low = ~(arg > -0.5)                          # the other form only where it is used
+    if low.any():
+        xl, cl = x[low], c[low]
+        with np.errstate(divide="ignore"):
+            ell[low] = np.log(alpha * xl + beta * (cl + 1.0 - xl)) - np.log(den[low])
+    return logP, ell
 
 
 def _slice_points(pair, K: float, step: int | None = None):
