@@ -22,27 +22,32 @@ from shuffledp.pairs.clone.hockey import pair_delta, pair_delta_floor
 from shuffledp.pairs.trimmed import TrimmedPair
 
 
-def _mp_delta(n, p, eps0, eps, sds=12):
-    """δ(ε) of the clone pair (n users, clone probability p, victim log-odds ε0) in mpmath:
-    Σ_c Pr[C = c] Σ_x (P_c(x) − e^ε Q_c(x))⁺ with P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x),
-    over C within ±sds·sd (the dropped mass only lowers the sum)."""
+def _mp_slices(n, p, eps0, sds):
+    """(Pr[C = c], P_c, Q_c) per clone count c within ±sds·sd, 40 digits:
+    P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c the same with α and 1 − α swapped."""
     mp.mp.dps = 40
     m = n - 1
     p = mp.mpf(p)
     alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
-    E = mp.e ** mp.mpf(eps)
     mean, sd = m * p, mp.sqrt(m * p * (1 - p))
-    tot = mp.mpf(0)
     for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
         wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
         b = [mp.mpf(1) / mp.mpf(2) ** c]
         for x in range(c):
             b.append(b[-1] * (c - x) / (x + 1))
         u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
-        tot += wc * mp.fsum(max(mp.mpf(0), alpha * u[x] + (1 - alpha) * v[x]
-                                - E * ((1 - alpha) * u[x] + alpha * v[x]))
-                            for x in range(c + 2))
-    return tot
+        yield (wc, [alpha * u[x] + (1 - alpha) * v[x] for x in range(c + 2)],
+               [(1 - alpha) * u[x] + alpha * v[x] for x in range(c + 2)])
+
+
+def _mp_delta(n, p, eps0, eps, sds=12):
+    """δ(ε) of the clone pair (n users, clone probability p, victim log-odds ε0) in mpmath:
+    Σ_c Pr[C = c] Σ_x (P_c(x) − e^ε Q_c(x))⁺ over C within ±sds·sd (the dropped mass only
+    lowers the sum)."""
+    mp.mp.dps = 40
+    E = mp.e ** mp.mpf(eps)
+    return sum((wc * mp.fsum(max(mp.mpf(0), a - E * b) for a, b in zip(P, Q))
+                for wc, P, Q in _mp_slices(n, p, eps0, sds)), mp.mpf(0))
 
 
 @pytest.mark.parametrize("n,eps0,eps", [(300, 1.0, 0.1), (2000, 3.0, 0.2), (2000, 3.0, 1.0)])
@@ -126,22 +131,9 @@ def test_accountant_delta_question_is_plain_goldens_value():
 
 
 def _mp_renyi(n, p, eps0, lam, sds=12):
-    """D_λ of the clone pair in mpmath (the slice form of ``_mp_delta``)."""
-    mp.mp.dps = 40
-    m = n - 1
-    p = mp.mpf(p)
-    alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
-    mean, sd = m * p, mp.sqrt(m * p * (1 - p))
-    tot = mp.mpf(0)
-    for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
-        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
-        b = [mp.mpf(1) / mp.mpf(2) ** c]
-        for x in range(c):
-            b.append(b[-1] * (c - x) / (x + 1))
-        u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
-        tot += wc * mp.fsum((alpha * u[x] + (1 - alpha) * v[x]) ** lam
-                            * ((1 - alpha) * u[x] + alpha * v[x]) ** (1 - lam)
-                            for x in range(c + 2))
+    """D_λ of the clone pair in mpmath (the slices of ``_mp_delta``)."""
+    tot = sum((wc * mp.fsum(a ** lam * b ** (1 - lam) for a, b in zip(P, Q))
+               for wc, P, Q in _mp_slices(n, p, eps0, sds)), mp.mpf(0))
     return mp.log(tot) / (lam - 1)
 
 
