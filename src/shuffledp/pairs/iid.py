@@ -273,8 +273,7 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
 
     # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
-    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * j[live]))) + abs(lM))
-    rel = math.expm1(n * eta)
+    rel = _atoms_rel(n, phi, j[live], lM)
 
     # ---- 3. window and FFT power ------------------------------------------------------------
     c = n * mu_t
@@ -305,6 +304,14 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     return SumBound(upper, det)
 
 
+def _atoms_rel(n: int, phi: float, jl, lM: float) -> float:
+    """(1 + η)^n − 1: the relative error of the n-fold sum from the tilted atoms' rounding
+    (η = 16u(1 + max|φj| + |log M|) per atom; every term of the convolution is a product
+    of n atoms), for both engines."""
+    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * jl))) + abs(lM))
+    return math.expm1(n * eta)
+
+
 def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     """``positive_part`` by ``lattice_fourier.trapezoid_positive_sum`` on the tilted live
     atoms (None where it declines). The atoms' rounding enters as (1 + η)^n as for the FFT;
@@ -314,8 +321,7 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     qt = np.exp(lql + phi * jl - lM)
     mu_t = float(np.sum(qt * jl))
     sd_t = math.sqrt(max(float(np.sum(qt * (jl - mu_t) ** 2)), 1e-300))
-    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * jl))) + abs(lM))
-    rel = math.expm1(n * eta)
+    rel = _atoms_rel(n, phi, jl, lM)
     tz = trapezoid_positive_sum(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t,
                                 work_max=work_max)
     if tz is None:
