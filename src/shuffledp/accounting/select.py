@@ -18,6 +18,7 @@ estimates never are), and every candidate is shown with its kind and class.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -370,6 +371,15 @@ def under(relation, skipped) -> str:
 # ------------------------------------------------------------------------------------------
 # The loop
 # ------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _answering():
+    """What every question runs under: freed memory kept for reuse (once per process) and
+    BLAS on one thread (see ``select``)."""
+    keep_freed_memory()
+    with single_threaded_blas():
+        yield
+
+
 def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
            composition: str | None = None, upper_only: bool = False, lower: bool = True,
            target: float | None = None, relation: str = REPLACE_ONE) -> Result:
@@ -377,8 +387,7 @@ def select(proto, ask: Ask, rounds: int, *, bound: str | None = None,
     kept for reuse from the first question on (``numerics.keep_freed_memory``: the largest
     arrays, a clone pair's PLD atoms, come before the first certified FFT that used to
     set it; once per process, ``SHUFFLEDP_MALLOC=system`` opts out)."""
-    keep_freed_memory()
-    with single_threaded_blas():
+    with _answering():
         return _select(proto, ask, rounds, bound=bound, composition=composition,
                        upper_only=upper_only, lower=lower, target=target, relation=relation)
 
@@ -584,8 +593,7 @@ def _select_reductions(proto, ask: Ask, rounds: int, *, bound=None, composition=
 def select_rdp(proto, lam: np.ndarray, rounds: int, bound: str | None = None,
                relation=REPLACE_ONE) -> RdpCurve:
     """``_select_rdp`` with BLAS on one thread (``core._blas``), memory as ``select``."""
-    keep_freed_memory()
-    with single_threaded_blas():
+    with _answering():
         return _select_rdp(proto, lam, rounds, bound, relation)
 
 
