@@ -181,6 +181,7 @@ def _charge_at(m: int, sigma: float, rounds: int, e0: float) -> float:
     return trimming_charge(m, G.gaussian_delta(sigma, e0), rounds)
 
 
+@functools.lru_cache(maxsize=64)
 def infeasible_eps0(m: int, sigma: float, rounds: int, delta: float) -> float:
     """An ε0 at which the trimming charge provably exceeds δ (0.0 when none is found): the
     charge m·δ0 (one round) or 1 − (1 − m·δ0)^T decreases in ε0 (δ0 is the Gaussian's
