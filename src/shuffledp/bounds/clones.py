@@ -281,6 +281,11 @@ class _PairBound(Bound):
         # One round below PAIR_EXACT_MAX_N: the exact root runs (cheap); above it the PLD
         # route answers at ~0.3-1 s, so the floor (~0.05 s) is worth asking first.
         one = rounds == 1 and proto.n > PAIR_EXACT_MAX_N
+        if rounds > 1 and self._be_floor_beats(proto, ask, rounds, beat):
+            return (f"the {rounds}-round {ask.solves} of this bound's clone pair itself is "
+                    f"at least {beat:.6g} (a certified lower bound on it by the Berry–Esseen "
+                    "inequality for the loss of a pair the clone pair dominates), and every "
+                    "route is at or above that"), True
         if (one or 1 < rounds <= FLOOR_MAX_ROUNDS) and self._floor_beats(proto, ask, rounds,
                                                                           beat):
             return (f"the {rounds}-round {ask.solves} of this bound's clone pair itself is "
@@ -294,6 +299,23 @@ class _PairBound(Bound):
             details["coarse"] = (f"pair built for n' = {pair_users(proto):.0e} of the "
                                  f"{proto.n:.3g} users (valid: more users only help; the "
                                  "exact sums at this n would cost minutes)")
+
+    def _be_floor_beats(self, proto, ask, rounds, beat) -> bool:
+        """True when the Berry–Esseen floor (``numerics.berry_esseen``) on the T-fold δ of a
+        pair the clone pair dominates (the screening floor pair, ``_be_moments``) shows the
+        clone pair's exact T-fold value at or above ``beat``. Milliseconds once the floor
+        pair is built (cached per pair); it decides where the pair's value is far above
+        the best answer so far, at any number of rounds."""
+        from ..numerics import berry_esseen as be
+        solves_eps, x = isinstance(ask, EpsilonAt), ask.given
+        try:
+            m = _be_moments(self.pair(proto))
+        except (ValueError, ArithmeticError, NotApplicableError):
+            return False
+        if m is None:
+            return False
+        v = be.composed_delta_floor_be(m, rounds, beat if solves_eps else x)
+        return v > x if solves_eps else v >= beat
 
     def _floor_beats(self, proto, ask, rounds, beat) -> bool:
         """True when the clone pair's exact T-fold value is provably at or above ``beat``:
@@ -408,6 +430,24 @@ def _floor_moments(pair):
     from ..numerics import pld_fft as pf
     lp, ell = _floor_screen_atoms(pair)
     return pf.loss_moments(lp, lp - ell)
+
+
+@functools.lru_cache(maxsize=8)
+def _be_moments(pair):
+    """Certified loss moments (``berry_esseen.LossMoments``) of a pair the clone pair
+    dominates: the screening floor pair's atoms (``_floor_screen_atoms``), losses lowered
+    by their floating-point margin (``pld_fft.floor_losses``, as the FFT floor does), Q as
+    given, and log P = log Q + loss lowered by the rounding of that sum — each atom's P and
+    Q then shrink by the same factor, so every term of the T-fold hockey-stick sum only
+    shrinks."""
+    from ..numerics import berry_esseen as be
+    from ..numerics import pld_fft as pf
+    lp, ell = _floor_screen_atoms(pair)
+    lq = lp - ell
+    loss = pf.floor_losses(lp, lq)
+    s = lq + loss
+    log_p = s - 2.0 * 2.0 ** -53 * (np.abs(lq) + np.abs(loss) + np.abs(s))
+    return be.loss_moments_bounds(log_p, loss)
 
 
 @functools.lru_cache(maxsize=256)

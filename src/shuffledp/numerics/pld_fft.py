@@ -317,6 +317,13 @@ def _lattice_from(loss, w, pa, d, extra, all_fin, inf_fin) -> LossLattice:
     return LossLattice(lo, q, min(1.0, inf), d)
 
 
+def floor_losses(a, b):
+    """The losses a − b of finite atoms (log A, log B), lowered by their floating-point
+    margin: at or below every exact loss the stored logs stand for (for LOWER bounds)."""
+    loss = a - b
+    return loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
+
+
 def floor_lattice(la, lb, d: float | None = None) -> LossLattice:
     """The Q-law of the loss L = log(A/B) rounded DOWN onto d·ℤ, for LOWER bounds.
 
@@ -336,8 +343,7 @@ def floor_lattice(la, lb, d: float | None = None) -> LossLattice:
     fin = live & np.isfinite(lb)
     a, b = la[fin], lb[fin]
     w = np.exp(b)
-    loss = a - b
-    loss = loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
+    loss = floor_losses(a, b)
     keep = w > 0.0
     loss, w = loss[keep], w[keep]
     if w.size == 0:
