@@ -79,25 +79,30 @@ def _sin_c2(r: np.ndarray, M: int):
     return s, 2.0 * h * h
 
 
-def _reduce(k: np.ndarray, j: np.ndarray, M: int) -> np.ndarray:
-    """(k·j) mod M in (−M/2, M/2], exactly (int64: |k·j| < 2⁶³ is checked by the caller)."""
-    r = np.mod(np.multiply.outer(k, j), M)
-    return np.where(2 * r > M, r - M, r)
+def _reduce(k: np.ndarray, j: np.ndarray, M) -> np.ndarray:
+    """(k·j) mod M in (−M/2, M/2], exactly (int64: |k·j| < 2⁶³ is checked by the caller);
+    ``j`` one row of positions for every k, or a row per k (then ``M`` one per k)."""
+    if j.ndim == 1:
+        r = np.mod(np.multiply.outer(k, j), M)
+        return np.where(2 * r > M, r - M, r)
+    Mc = np.asarray(M)[:, None]
+    r = np.mod(k[:, None] * j, Mc)
+    return np.where(2 * r > Mc, r - Mc, r)
 
 
-def _W(k: np.ndarray, M: int, h: float, phi: float):
+def _W(k: np.ndarray, M, hem, em, a0):
     """(W(θ_k), |W(θ_k)|) for θ_k = 2πk/M, 0 ≤ k ≤ M/2: W = h·e^{−φ}·e^{−iθ}·(a − ib)²/(a² + b²)²
     with 1 − r = a + ib, a = (1 − e^{−φ}) + 2e^{−φ} sin²(θ/2), b = e^{−φ} sin θ (each a sum of
-    non-negative terms: relative error ≤ 40u for the complex value)."""
-    em = math.exp(-phi)
+    non-negative terms: relative error ≤ 40u for the complex value). ``hem`` = h·e^{−φ},
+    ``em`` = e^{−φ}, ``a0`` = 1 − e^{−φ} (scalars, or one per k with ``M``)."""
     s, c2 = _sin_c2(k, M)
-    a = -math.expm1(-phi) + em * c2
+    a = a0 + em * c2
     b = em * s
     den = a * a + b * b
     cos = 1.0 - c2
     num = (a * a - b * b) - 2j * a * b
-    W = (h * em) * (cos - 1j * s) * num / (den * den)
-    return W, (h * em) / den
+    W = hem * (cos - 1j * s) * num / (den * den)
+    return W, hem / den
 
 
 def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd: float,
@@ -110,8 +115,50 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
     ``centre``/``sd``: mean and standard deviation of one q-draw in lattice units (they
     size M; any values give a valid bound). ``work_max``: decline when the nodes to sum
     times the atoms would exceed it (the caller's FFT is then cheaper). Returns (upper,
-    details).
+    details). ``trapezoid_steps`` is the same computation as a step generator, for callers
+    that run many of them side by side (``run_steps_many``).
     """
+    return run_steps(trapezoid_steps(j, q, n, h, phi, centre, sd, work_max))
+
+
+def run_steps(gen):
+    """The value of a step generator (``trapezoid_steps`` or one built on it), each node
+    band it asks for summed as it comes."""
+    try:
+        job = next(gen)
+        while True:
+            job = gen.send(_bands([job])[0])
+    except StopIteration as stop:
+        return stop.value
+
+
+def run_steps_many(gens) -> list:
+    """The values of many step generators, run side by side: the node bands they ask for at
+    the same step are summed in one batch (``_bands``: the same floats as one at a time, a
+    few dozen numpy calls per batch instead of per band)."""
+    out = [None] * len(gens)
+    pending = {}
+    for i, g in enumerate(gens):
+        try:
+            pending[i] = next(g)
+        except StopIteration as stop:
+            out[i] = stop.value
+    while pending:
+        idx = list(pending)
+        got = _bands([pending[i] for i in idx])
+        pending = {}
+        for i, r in zip(idx, got):
+            try:
+                pending[i] = gens[i].send(r)
+            except StopIteration as stop:
+                out[i] = stop.value
+    return out
+
+
+def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float,
+                    work_max: float = math.inf):
+    """``trapezoid_positive_sum`` as a generator: it yields each node band to sum (a tuple
+    of ``_band``'s arguments), receives (S, err, Σ|g|), and returns the result."""
     j = np.asarray(j, dtype=np.int64)
     q = np.asarray(q, dtype=float)
     nnz = q.size
@@ -145,7 +192,7 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
         kB = m if full else min(m, max(1, int(math.ceil(theta_a * M / _TWO_PI))))
         if kB + 1 > NODES_MAX or (kB + 1) * nnz > work_max:
             return None
-        S, err, _ = _band(j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
+        S, err, _ = yield (j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
         if not S > 0.0:
             return None
         nodes = kB + 1
@@ -162,7 +209,7 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
                 return None
             if peaks.size:
                 # near-periods of the atoms (|F| close to 1 away from 0): their nodes summed
-                S2, err2, _ = _band(j, q, n, h, phi, M, peaks, sq)
+                S2, err2, _ = yield (j, q, n, h, phi, M, peaks, sq)
                 S, err, nodes = S + S2, err + err2, nodes + peaks.size
             rem = math.exp(lrem) if lrem > -745.0 else 0.0
         if rem <= REMAINDER_TOL * max(S, 0.0):
@@ -177,55 +224,110 @@ def _band(j, q, n, h, phi, M, ks, sq):
     """(S, err, Σ|g|): the trapezoid sum's part over the nodes ``ks`` (distinct, in
     0 … (M − 1)/2; each k > 0 with its conjugate M − k) and its certified floating-point
     error."""
-    nnz = q.size
-    e0 = 1.0 - sq                                  # 1 − s, error ≤ u
-    total = 0.0
-    err = 0.0
-    gabs = 0.0
-    step = max(1, _BLOCK // nnz)
-    for k0 in range(0, ks.size, step):
-        k = ks[k0:k0 + step]
-        r = _reduce(k, j, M)
-        s, c2 = _sin_c2(r, M)
-        a_re = np.sum(c2 * q, axis=1)          # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
-        im_f = np.sum(s * q, axis=1)                             # Im F = Σ q sin x
-        a_im = np.sum(np.abs(s) * q, axis=1)
-        reD = e0 + a_re
-        # |1 − D̂ − (1 − D)| ≤ E_D: relative 8u per term, (nnz) u for the sums, u for 1 − s
-        ED = (nnz + 12.0) * _U * (a_re + a_im) * 1.01 + 2.0 * _U
-        re_f = 1.0 - reD
-        z = im_f * im_f - reD * (2.0 - reD)                      # |F|² − 1
-        LR = 0.5 * np.log1p(z)
-        LI = np.arctan2(im_f, re_f)
-        absF = np.exp(LR)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ok = absF > 2.0 * ED
-            d_in = np.where(ok, ED / (absF - ED), np.inf)
-            d_rd = (4.0 * _U * (im_f * im_f + np.abs(reD) * (2.0 + np.abs(reD))) / (absF * absF)
-                    + 4.0 * _U * (np.abs(LR) + np.abs(LI))
-                    + 4.0 * _U * (np.abs(re_f) + np.abs(im_f)) / absF)
-            eps = n * (d_in + d_rd) + 4.0 * _U * n * (np.abs(LR) + np.abs(LI)) + 8.0 * _U
-            nLR = n * LR
-            mag = np.exp(nLR)
-            Fn = mag * (np.cos(n * LI) + 1j * np.sin(n * LI))
-        W, absW = _W(k, M, h, phi)
-        g = Fn * W
-        gre = np.where(ok, g.real, 0.0)
-        # per-node error: the power's (from log F) and W's, first order with margin; a node
-        # whose |F̂| is within 2·E_D of 0 is not summed and charged (|F| + E_D)^n·|W|
-        with np.errstate(over="ignore", invalid="ignore"):
-            e_node = np.where(ok, mag * absW * (np.expm1(np.minimum(eps, 700.0)) + 50.0 * _U)
-                              * (1.0 + 1e-6),
-                              np.exp(n * np.log(absF + ED)) * absW * (1.0 + 1e-6))
-        wts = np.where(k == 0, 1.0, 2.0)
-        total += float(np.sum(wts * gre))
-        err += float(np.sum(wts * e_node))
-        gabs += float(np.sum(wts * np.abs(gre)))
-    if not (math.isfinite(total) and math.isfinite(err)):
-        return 0.0, math.inf, math.inf
-    S = total / M
-    err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
-    return S, err, gabs / M
+    return _bands([(j, q, n, h, phi, M, ks, sq)])[0]
+
+
+def _bands(jobs) -> list:
+    """``_band`` of each job (j, q, n, h, phi, M, ks, sq), in one batch: the nodes of jobs
+    with the same number of atoms form one array of nodes × atoms (each row with its own
+    job's atoms and constants, the constants computed per job as scalars), so every
+    elementwise operation and every row's sum over the atoms is the one a job alone gets;
+    each job's sums over its nodes are taken block by block (``_BLOCK``) as alone."""
+    out = [None] * len(jobs)
+    groups: dict = {}
+    for i, jb in enumerate(jobs):
+        groups.setdefault(jb[1].size, []).append(i)
+    for nnz, idx in groups.items():
+        step = max(1, _BLOCK // nnz)
+        # segments: (job, first node, last node + 1), one per block of one job, in order
+        segs = [(i, k0, min(k0 + step, jobs[i][6].size)) for i in idx
+                for k0 in range(0, jobs[i][6].size, step)]
+        acc = {i: [0.0, 0.0, 0.0] for i in idx}
+        c0 = 0
+        while c0 < len(segs):
+            c1, rows = c0, 0
+            while c1 < len(segs) and (c1 == c0 or rows + segs[c1][2] - segs[c1][1] <= step):
+                rows += segs[c1][2] - segs[c1][1]
+                c1 += 1
+            chunk = segs[c0:c1]
+            sums = _band_rows(jobs, chunk, nnz)
+            for (i, _, _), (t, e, g) in zip(chunk, sums):
+                a = acc[i]
+                a[0] += t
+                a[1] += e
+                a[2] += g
+            c0 = c1
+        for i in idx:
+            total, err, gabs = acc[i]
+            M, ks = jobs[i][5], jobs[i][6]
+            if not (math.isfinite(total) and math.isfinite(err)):
+                out[i] = (0.0, math.inf, math.inf)
+                continue
+            S = total / M
+            err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
+            out[i] = (S, err, gabs / M)
+    return out
+
+
+def _band_rows(jobs, segs, nnz):
+    """[(Σ wts·Re g, Σ wts·e_node, Σ wts·|Re g|)] of each segment (job, k0, k1): its nodes
+    ks[k0:k1] evaluated in one array with the other segments' (``_bands``)."""
+    lens = [k1 - k0 for _, k0, k1 in segs]
+    k = np.concatenate([jobs[i][6][k0:k1] for i, k0, k1 in segs])
+
+    def per_row(vals, dtype=float):
+        return np.repeat(np.asarray(vals, dtype=dtype), lens)
+
+    J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
+    Q = np.repeat(np.stack([jobs[i][1] for i, _, _ in segs]), lens, axis=0)
+    Mi = per_row([jobs[i][5] for i, _, _ in segs], np.int64)
+    n = per_row([float(jobs[i][2]) for i, _, _ in segs])
+    e0 = per_row([1.0 - jobs[i][7] for i, _, _ in segs])           # 1 − s, error ≤ u
+    # W's constants, per job as scalars (math.exp / expm1, as for one job)
+    ems = [math.exp(-jobs[i][4]) for i, _, _ in segs]
+    em = per_row(ems)
+    a0 = per_row([-math.expm1(-jobs[i][4]) for i, _, _ in segs])
+    hem = per_row([jobs[i][3] * e for (i, _, _), e in zip(segs, ems)])
+    r = _reduce(k, J, Mi)
+    s, c2 = _sin_c2(r, Mi[:, None])
+    a_re = np.sum(c2 * Q, axis=1)              # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
+    im_f = np.sum(s * Q, axis=1)                                 # Im F = Σ q sin x
+    a_im = np.sum(np.abs(s) * Q, axis=1)
+    reD = e0 + a_re
+    # |1 − D̂ − (1 − D)| ≤ E_D: relative 8u per term, (nnz) u for the sums, u for 1 − s
+    ED = (nnz + 12.0) * _U * (a_re + a_im) * 1.01 + 2.0 * _U
+    re_f = 1.0 - reD
+    z = im_f * im_f - reD * (2.0 - reD)                          # |F|² − 1
+    LR = 0.5 * np.log1p(z)
+    LI = np.arctan2(im_f, re_f)
+    absF = np.exp(LR)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ok = absF > 2.0 * ED
+        d_in = np.where(ok, ED / (absF - ED), np.inf)
+        d_rd = (4.0 * _U * (im_f * im_f + np.abs(reD) * (2.0 + np.abs(reD))) / (absF * absF)
+                + 4.0 * _U * (np.abs(LR) + np.abs(LI))
+                + 4.0 * _U * (np.abs(re_f) + np.abs(im_f)) / absF)
+        eps = n * (d_in + d_rd) + 4.0 * _U * n * (np.abs(LR) + np.abs(LI)) + 8.0 * _U
+        nLR = n * LR
+        mag = np.exp(nLR)
+        Fn = mag * (np.cos(n * LI) + 1j * np.sin(n * LI))
+    W, absW = _W(k, Mi, hem, em, a0)
+    g = Fn * W
+    gre = np.where(ok, g.real, 0.0)
+    # per-node error: the power's (from log F) and W's, first order with margin; a node
+    # whose |F̂| is within 2·E_D of 0 is not summed and charged (|F| + E_D)^n·|W|
+    with np.errstate(over="ignore", invalid="ignore"):
+        e_node = np.where(ok, mag * absW * (np.expm1(np.minimum(eps, 700.0)) + 50.0 * _U)
+                          * (1.0 + 1e-6),
+                          np.exp(n * np.log(absF + ED)) * absW * (1.0 + 1e-6))
+    wts = np.where(k == 0, 1.0, 2.0)
+    t_all, e_all, g_all = wts * gre, wts * e_node, wts * np.abs(gre)
+    out, o = [], 0
+    for m in lens:
+        out.append((float(np.sum(t_all[o:o + m])), float(np.sum(e_all[o:o + m])),
+                    float(np.sum(g_all[o:o + m]))))
+        o += m
+    return out
 
 
 def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max=math.inf):

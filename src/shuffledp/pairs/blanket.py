@@ -120,35 +120,76 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
         atoms = _pair_atoms(pairs, eps, excess)
     if cher is None:
         cher = iid.chernoff_positive_parts(atoms, n) / n
-    order = sorted(range(len(pairs)), key=lambda i: -cher[i])
-    best, arg, det = 0.0, order[0], {}
-    if cher[order[0]] <= CHERNOFF_ENOUGH:
-        # Every pair is certified below 1e-40 (a curve point far out in ε): no composed δ of
-        # interest (≥ 1e-15 after 1e6 rounds) can see the difference from the exact sum.
-        return cher[order[0]], order[0], {"chernoff": True}
 
     def exact(i):
         vals, probs, err = atoms[i]
         return iid.positive_part(vals, probs, n, value_err=err, nu=nu)
 
     # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
-    # exact sum: when threads are free, sum them side by side first. The loop below then
-    # decides exactly as before which ones count (a sum it would have skipped is at most
+    # exact sum: when threads are free, sum them side by side first. The steps below then
+    # decide exactly as before which ones count (a sum they would have skipped is at most
     # its Chernoff bound ≤ the max so far, so it cannot change the max).
     pre = {}
-    if parallel():
+    order = _order(cher)
+    if parallel() and cher[order[0]] > CHERNOFF_ENOUGH:
         lead = [i for i in order[:threads()]
                 if atoms[i] is not None and cher[i] >= 1e-3 * cher[order[0]]]
         if len(lead) > 1:
             pre = dict(zip(lead, pmap(exact, lead)))
+    steps = _max_steps(atoms, n, cher)
+    try:
+        i = next(steps)
+        while True:
+            i = steps.send(pre[i] if i in pre else exact(i))
+    except StopIteration as stop:
+        return stop.value
+
+
+def _order(cher):
+    return sorted(range(len(cher)), key=lambda i: -cher[i])
+
+
+def _max_steps(atoms, n, cher):
+    """``_max_over_pairs``'s decisions as a step generator: yields the index of each pair
+    to sum exactly, receives its ``SumBound``, returns (value, index, details)."""
+    order = _order(cher)
+    best, arg, det = 0.0, order[0], {}
+    if cher[order[0]] <= CHERNOFF_ENOUGH:
+        # Every pair is certified below 1e-40 (a curve point far out in ε): no composed δ of
+        # interest (≥ 1e-15 after 1e6 rounds) can see the difference from the exact sum.
+        return cher[order[0]], order[0], {"chernoff": True}
     for i in order:
         if atoms[i] is None or (i != order[0] and cher[i] <= best):
             continue
-        r = pre[i] if i in pre else exact(i)
+        r = yield i
         v = min(r.upper / n, cher[i])
         if v > best or i == order[0]:
             best, arg, det = max(best, v), i, r.details
     return best, arg, det
+
+
+def _max_over_pairs_many(n, nu, atoms_rows, cher_rows) -> list:
+    """``_max_over_pairs(...)[0]`` at many curve points at once: each round, every point's
+    next exact sum joins one ``iid.positive_parts`` batch (the same decisions and floats as
+    point by point)."""
+    gens = [_max_steps(a, n, c) for a, c in zip(atoms_rows, cher_rows)]
+    out = [0.0] * len(gens)
+    pending = {}
+    for r, g in enumerate(gens):
+        try:
+            pending[r] = next(g)
+        except StopIteration as stop:
+            out[r] = stop.value[0]
+    while pending:
+        idx = list(pending)
+        sums = iid.positive_parts([atoms_rows[r][pending[r]] for r in idx], n, nu=nu)
+        pending = {}
+        for r, res in zip(idx, sums):
+            try:
+                pending[r] = gens[r].send(res)
+            except StopIteration as stop:
+                out[r] = stop.value[0]
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -283,6 +324,12 @@ def _fdp_cached(mech, n, rate, points, nu):
     # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat
+
+    if iid.fourier_first(n, nu):
+        # Sums by Fourier inversion (a few hundred nodes each, Python-bound): every point's
+        # next sum in one batch of node bands.
+        small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
+        return grid, small
 
     def point(r):
         e = float(grid[todo[r]])
