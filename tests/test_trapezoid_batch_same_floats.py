@@ -1,10 +1,12 @@
-"""Batched node bands and sums give the same floats as one at a time.
+"""Batched node bands, sums and Chernoff searches give the same floats as before.
 
 ``lattice_fourier._bands`` evaluates the node bands of many Fourier inversions in one array
 (rows with their own atoms and constants); ``iid.positive_parts`` and the blanket curve's
 ``_max_over_pairs_many`` run many certified sums side by side on it. Checked against a
 frozen copy of the one-band code as it was before batching (below), and the batch against
-the one-at-a-time drivers, bit for bit, on random inputs and on blanket curve points.
+the one-at-a-time drivers, bit for bit, on random inputs and on blanket curve points. The
+Chernoff search (``iid.chernoff_positive_parts``: prepared rows in one pass, log M atom by
+atom below 8 atoms) against its frozen copy, also with invalid sets (the same errors).
 """
 
 import math
@@ -112,6 +114,79 @@ def _old_band(j, q, n, h, phi, M, ks, sq):
     return S, err, gabs / M
 
 
+# ---- frozen: iid's Chernoff search before its rows were batched (session 15) -------------
+def _old_prep(values, probs, value_err):
+    v = np.asarray(values, dtype=float).ravel()
+    p = np.asarray(probs, dtype=float).ravel()
+    if v.shape != p.shape or v.size == 0:
+        raise ValueError(f"values and probs must be non-empty arrays of equal length; got "
+                         f"{v.size} and {p.size}")
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(p))) or np.any(p < 0):
+        raise ValueError("values must be finite and probs finite and >= 0")
+    s = float(p.sum())
+    if not 0.999999 <= s <= 1.000001:
+        raise ValueError(f"probs must sum to 1 (within 1e-6); got {s!r}")
+    if value_err is None:
+        e = np.zeros_like(v)
+    else:
+        e = np.broadcast_to(np.asarray(value_err, dtype=float), v.shape)
+    keep = p > 0
+    # Move every atom up by its stated error and by the rounding of what follows.
+    v = v[keep] + e[keep] + 4.0 * _U * np.abs(v[keep])
+    return v, p[keep]
+
+
+def _old_chernoff_positive_parts(atom_sets, n: int, points: int = 129,
+                            passes: int = 4) -> np.ndarray:
+    """``chernoff_positive_part`` of each (values, probs, value_err) in ``atom_sets`` (None:
+    0), all at once: the grid search in log θ runs on one (sets × points × atoms) array,
+    ``points`` per pass, each pass zoomed to the best point's neighbours (64x shorter)."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"n must be an integer in [1, inf); got {n!r}")
+    out = np.zeros(len(atom_sets))
+    prepped = [None if a is None else _old_prep(*a) for a in atom_sets]
+    live = [i for i, x in enumerate(prepped) if x is not None and np.max(x[0]) > 0.0]
+    if not live:
+        return out
+    K = max(prepped[i][0].size for i in live)
+    V = np.zeros((len(live), K))
+    LP = np.full((len(live), K), -np.inf)
+    size = np.empty(len(live))
+    for r, i in enumerate(live):
+        v, p = prepped[i]
+        V[r, :v.size], LP[r, :v.size], size[r] = v, np.log(p), v.size
+    span = np.max(np.abs(V), axis=1)
+    lo = np.log(1e-6 / (span * math.sqrt(n)))
+    hi = np.log(1e3 / span)
+    rows = np.arange(len(live))
+    grid = np.linspace(0.0, 1.0, points)
+    best_u, best_f = np.zeros(len(live)), np.full(len(live), np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for _ in range(passes):
+            U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
+            # f(u) = n·log M(e^u) − u − 1, padded atoms have log-probability −inf
+            z = LP[:, None, :] + np.exp(U)[:, :, None] * V[:, None, :]
+            top = z.max(axis=2)
+            fs = n * (top + np.log(np.exp(z - top[..., None]).sum(axis=2))) - U - 1.0
+            fs = np.where(np.isnan(fs), np.inf, fs)
+            i = np.argmin(fs, axis=1)
+            f_i = fs[rows, i]
+            better = f_i < best_f
+            best_u = np.where(better, U[rows, i], best_u)
+            best_f = np.where(better, f_i, best_f)
+            lo, hi = U[rows, np.maximum(i - 1, 0)], U[rows, np.minimum(i + 1, points - 1)]
+        th = np.exp(best_u)
+        lmax = np.max(LP + th[:, None] * V, axis=1)
+    slack = 16.0 * _U * (n * (np.abs(lmax) + np.log(size) + 2.0) + np.abs(best_u) + 2.0)
+    val = best_f + slack
+    res = np.where(val >= 709.0, math.inf,
+                   np.where(val > -744.0, np.exp(np.minimum(val, 709.0)), 5e-324))
+    res = np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
+    out[live] = res
+    return out
+
+
 # ----------------------------------------------------------------------------------------
 def _jobs(seed, count):
     rng = np.random.default_rng(seed)
@@ -181,3 +256,43 @@ def test_curve_points_batched_are_the_point_by_point_maxima():
     assert B._max_over_pairs_many(n, nu, atoms, cher) == one
     # more than one pair was summed at some points (the rounds of the batch are exercised)
     assert len(pairs) > 1
+
+
+def _random_sets(rng):
+    sets = []
+    kmax = int(rng.integers(1, 12))
+    for _ in range(int(rng.integers(1, 60))):
+        if rng.random() < 0.1:
+            sets.append(None)
+            continue
+        K = int(rng.integers(1, kmax + 1))
+        v = rng.normal(size=K) * 10 ** rng.uniform(-3, 2)
+        p = rng.dirichlet(np.ones(K))
+        if K > 2 and rng.random() < 0.3:
+            p[0] = 0.0
+            p /= p.sum()
+        if rng.random() < 0.2:
+            v = -np.abs(v)
+        e = (None if rng.random() < 0.4 else
+             (1e-12 if rng.random() < 0.5 else np.abs(rng.normal(size=K)) * 1e-13))
+        sets.append((v, p, e))
+    return sets
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_chernoff_search_is_the_frozen_one_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        sets = _random_sets(rng)
+        n = int(10 ** rng.uniform(0, 12))
+        assert np.array_equal(iid.chernoff_positive_parts(sets, n),
+                              _old_chernoff_positive_parts(sets, n))
+
+
+def test_chernoff_search_reports_an_invalid_set_like_prep():
+    good = (np.array([1.0, -1.0]), np.array([0.5, 0.5]), None)
+    for bad, msg in [((np.array([1.0, -1.0]), np.array([0.5, 0.6]), None), "sum to 1"),
+                     ((np.array([1.0, np.nan]), np.array([0.5, 0.5]), None), "finite"),
+                     ((np.array([1.0]), np.array([0.5, 0.5]), None), "equal length")]:
+        with pytest.raises(ValueError, match=msg):
+            iid.chernoff_positive_parts([good, bad], 100)
