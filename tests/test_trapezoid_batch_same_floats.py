@@ -1,4 +1,4 @@
-"""Batched node bands, sums and Chernoff searches give the same floats as before.
+"""Batched node bands, remainder bisections, sums and Chernoff searches: the same floats.
 
 ``lattice_fourier._bands`` evaluates the node bands of many Fourier inversions in one array
 (rows with their own atoms and constants); ``iid.positive_parts`` and the blanket curve's
@@ -112,6 +112,87 @@ def _old_band(j, q, n, h, phi, M, ks, sq):
     S = total / M
     err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
     return S, err, gabs / M
+
+
+def _old_remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max=math.inf):
+    """(log of an upper bound on sup |F(θ)|^n·|W(θ)| over θ ∈ [θ_a, π] outside the returned
+    node intervals, those nodes): θ_a = 2π(kB + 1)/M; the bound covers every other node in
+    kB + 1 … (M − 1)/2 and their conjugates together (their weights sum to < 1). Intervals
+    where the bound stays above e^{l_target} are bisected down to ``LF._PEAK_NODES`` nodes and
+    their nodes returned, to be summed (near-periods of the atoms, where |F| comes back
+    close to 1). None when that takes more than ``LF._INTERVALS_MAX`` intervals (or intervals
+    times distinct differences above ``work_max``) or ``LF._PEAKS_MAX`` nodes."""
+    theta_a = _TWO_PI * (kB + 1) / M * (1.0 - 4.0 * _U)
+    theta_D = math.pi / D * (1.0 - 4.0 * _U)
+    em = math.exp(-phi)
+
+    def log_absW(theta):
+        # |W| = h e^{−φ}/|1 − r|², |1 − r|² = (1 − e^{−φ})² + 4e^{−φ} sin²(θ/2), from below
+        t = np.asarray(theta, dtype=float)
+        den = (-math.expm1(-phi)) ** 2 + 4.0 * em * np.sin(0.5 * t) ** 2
+        return np.log(h * em) - np.log(den * (1.0 - 16.0 * _U))
+
+    def log_pow(one_minus):      # (n/2)·log(s² − x) with x = ``one_minus``, rounded up
+        arg = e2_up - one_minus
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(arg > -1.0, np.log1p(np.maximum(arg, -1.0)), -np.inf)
+        v = np.where(v < 0.0, v * (1.0 - 1e-10), v * (1.0 + 1e-10) + 1e-300)
+        return 0.5 * n * v
+
+    out = -math.inf
+    lo_ii = theta_a
+    if theta_a < theta_D:
+        # region (i): quadratic bound at θ_a (it decreases in θ, as does |W|)
+        x = (4.0 / math.pi ** 2) * theta_a * theta_a * V * (1.0 - 1e-12)
+        out = float(log_pow(x) + log_absW(theta_a))
+        lo_ii = theta_D
+    if lo_ii >= math.pi:
+        return out, np.zeros(0, dtype=np.int64)
+    # region (ii): pairwise differences, grouped
+    a, b = np.triu_indices(q.size, 1)
+    d_all = np.abs(j[a] - j[b])
+    c_all = 2.0 * q[a] * q[b]
+    d, inv = np.unique(d_all, return_inverse=True)
+    c = np.bincount(inv, weights=c_all) * (1.0 - 1e-12)
+    dd = d.astype(float)
+    edges = np.linspace(lo_ii, math.pi, LF._PIECES + 1)
+    lo, hi = edges[:-1].copy(), edges[1:].copy()
+    lo[0] = lo_ii
+    hi[-1] = math.pi * (1.0 + 4.0 * _U)
+    evaluated = 0
+    peak_lo, peak_hi = [], []
+    node_w = _TWO_PI / M
+    for _ in range(LF._DEPTH):
+        evaluated += lo.size
+        if evaluated > LF._INTERVALS_MAX or evaluated * dd.size > work_max:
+            return None
+        Y0 = np.multiply.outer(lo, dd) * (1.0 - 4.0 * _U)
+        Y1 = np.multiply.outer(hi, dd) * (1.0 + 4.0 * _U)
+        t0 = Y0 / _TWO_PI * (1.0 - 1e-12) - 1e-12
+        t1 = Y1 / _TWO_PI * (1.0 + 1e-12) + 1e-12
+        has_zero = np.floor(t1) >= np.ceil(t0)
+        m0 = np.sin(0.5 * Y0) ** 2
+        m1 = np.sin(0.5 * Y1) ** 2
+        mn = 2.0 * np.minimum(m0, m1) - 4.0 * _U * Y1 - 8.0 * _U
+        mn = np.where(has_zero, 0.0, np.maximum(mn, 0.0))
+        LB = np.sum(mn * c, axis=1) * (1.0 - 1e-12)
+        lb = log_pow(LB) + log_absW(lo)
+        bad = lb > l_target
+        good_max = float(np.max(lb[~bad])) if np.any(~bad) else -math.inf
+        out = max(out, good_max)
+        narrow = bad & (hi - lo <= LF._PEAK_NODES * node_w)
+        if np.any(narrow):
+            peak_lo.append(lo[narrow])
+            peak_hi.append(hi[narrow])
+            bad &= ~narrow
+        if not np.any(bad):
+            cap = min(LF._PEAKS_MAX, work_max / q.size - (kB + 1))
+            ks = LF._nodes_in(peak_lo, peak_hi, M, kB, cap)
+            return None if ks is None else (out, ks)
+        mid = 0.5 * (lo[bad] + hi[bad])
+        lo = np.concatenate([lo[bad], mid])
+        hi = np.concatenate([mid, hi[bad]])
+    return None
 
 
 # ---- frozen: iid's Chernoff search before its rows were batched (session 15) -------------
@@ -296,3 +377,43 @@ def test_chernoff_search_reports_an_invalid_set_like_prep():
                      ((np.array([1.0]), np.array([0.5, 0.5]), None), "equal length")]:
         with pytest.raises(ValueError, match=msg):
             iid.chernoff_positive_parts([good, bad], 100)
+
+
+def _rem_jobs(seed, count):
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for _ in range(count):
+        nnz = int(rng.integers(2, 10))
+        j = np.sort(rng.choice(np.arange(-50, 50), nnz, replace=False)).astype(np.int64)
+        q = rng.dirichlet(np.ones(nnz)) * (1 - 10 ** rng.uniform(-16, -3))
+        n, h, phi = int(10 ** rng.uniform(2, 12)), 10 ** rng.uniform(-3, 1), 10 ** rng.uniform(-5, 0)
+        sq = math.fsum(q.tolist())
+        e1 = sq - 1.0
+        e2 = e1 * (2.0 + e1)
+        e2_up = e2 + 4.0 * _U * abs(e2) + 1e-300
+        jc = j - float(np.sum(q * j) / sq)
+        V = (sq * float(np.sum(q * jc * jc)) - float(np.sum(q * jc)) ** 2) * (1 - 1e-10)
+        M = 2 * int(rng.integers(50, 10 ** 6)) + 1
+        kB = int(rng.integers(0, (M - 1) // 2))
+        lt = math.log(1e-13 * 10 ** rng.uniform(-30, 0))
+        wm = math.inf if rng.random() < 0.7 else 10 ** rng.uniform(3, 6)
+        jobs.append((j, q, n, h, phi, M, kB, sq, e2_up, V, int(j.max() - j.min()), lt, wm))
+    return jobs
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_batched_remainders_are_the_frozen_ones_bit_for_bit(seed):
+    jobs = _rem_jobs(seed, 300)
+    ref = [_old_remainder_log(*jb) for jb in jobs]
+    new = LF._remainders(jobs)
+    kinds = {"none": 0, "peaks": 0}
+    for a, b in zip(ref, new):
+        if a is None:
+            assert b is None
+            kinds["none"] += 1
+            continue
+        assert a[0] == b[0] and np.array_equal(a[1], b[1])
+        kinds["peaks"] += a[1].size > 0
+    # the jobs exercise declines and near-period nodes (bisection past the first round)
+    assert kinds["none"] > 5 and kinds["peaks"] > 5
+    assert [LF._remainder_log(*jb) is None for jb in jobs[:30]] == [r is None for r in ref[:30]]

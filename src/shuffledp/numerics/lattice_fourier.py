@@ -122,20 +122,21 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
 
 
 def run_steps(gen):
-    """The value of a step generator (``trapezoid_steps`` or one built on it), each node
-    band it asks for summed as it comes."""
+    """The value of a step generator (``trapezoid_steps`` or one built on it), each piece of
+    work it asks for done as it comes."""
     try:
         job = next(gen)
         while True:
-            job = gen.send(_bands([job])[0])
+            job = gen.send(_STEP[job[0]]([job[1]])[0])
     except StopIteration as stop:
         return stop.value
 
 
 def run_steps_many(gens) -> list:
-    """The values of many step generators, run side by side: the node bands they ask for at
-    the same step are summed in one batch (``_bands``: the same floats as one at a time, a
-    few dozen numpy calls per batch instead of per band)."""
+    """The values of many step generators, run side by side: the node bands and remainder
+    bisections they ask for at the same step are done in one batch each (``_bands``,
+    ``_remainders``: the same floats as one at a time, a few dozen numpy calls per batch
+    instead of per piece)."""
     out = [None] * len(gens)
     pending = {}
     for i, g in enumerate(gens):
@@ -144,10 +145,13 @@ def run_steps_many(gens) -> list:
         except StopIteration as stop:
             out[i] = stop.value
     while pending:
-        idx = list(pending)
-        got = _bands([pending[i] for i in idx])
+        sent = {}
+        for kind, run in _STEP.items():
+            idx = [i for i, job in pending.items() if job[0] == kind]
+            if idx:
+                sent.update(zip(idx, run([pending[i][1] for i in idx])))
         pending = {}
-        for i, r in zip(idx, got):
+        for i, r in sent.items():
             try:
                 pending[i] = gens[i].send(r)
             except StopIteration as stop:
@@ -157,8 +161,9 @@ def run_steps_many(gens) -> list:
 
 def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float,
                     work_max: float = math.inf):
-    """``trapezoid_positive_sum`` as a generator: it yields each node band to sum (a tuple
-    of ``_band``'s arguments), receives (S, err, Σ|g|), and returns the result."""
+    """``trapezoid_positive_sum`` as a generator: it yields each piece of work, ("band",
+    ``_band``'s arguments) or ("rem", ``_remainder_log``'s), receives its result, and
+    returns the sum's."""
     j = np.asarray(j, dtype=np.int64)
     q = np.asarray(q, dtype=float)
     nnz = q.size
@@ -192,7 +197,7 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
         kB = m if full else min(m, max(1, int(math.ceil(theta_a * M / _TWO_PI))))
         if kB + 1 > NODES_MAX or (kB + 1) * nnz > work_max:
             return None
-        S, err, _ = yield (j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq)
+        S, err, _ = yield ("band", (j, q, n, h, phi, M, np.arange(kB + 1, dtype=np.int64), sq))
         if not S > 0.0:
             return None
         nodes = kB + 1
@@ -200,8 +205,8 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
             rem, lrem = 0.0, -math.inf
         else:
             lS_target = math.log(REMAINDER_TOL * S)
-            got = _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, lS_target,
-                                 work_max)
+            got = yield ("rem", (j, q, n, h, phi, M, kB, sq, e2_up, V, D, lS_target,
+                                 work_max))
             if got is None:
                 return None
             lrem, peaks = got
@@ -209,7 +214,7 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
                 return None
             if peaks.size:
                 # near-periods of the atoms (|F| close to 1 away from 0): their nodes summed
-                S2, err2, _ = yield (j, q, n, h, phi, M, peaks, sq)
+                S2, err2, _ = yield ("band", (j, q, n, h, phi, M, peaks, sq))
                 S, err, nodes = S + S2, err + err2, nodes + peaks.size
             rem = math.exp(lrem) if lrem > -745.0 else 0.0
         if rem <= REMAINDER_TOL * max(S, 0.0):
@@ -337,78 +342,181 @@ def _remainder_log(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max=m
     where the bound stays above e^{l_target} are bisected down to ``_PEAK_NODES`` nodes and
     their nodes returned, to be summed (near-periods of the atoms, where |F| comes back
     close to 1). None when that takes more than ``_INTERVALS_MAX`` intervals (or intervals
-    times distinct differences above ``work_max``) or ``_PEAKS_MAX`` nodes."""
-    theta_a = _TWO_PI * (kB + 1) / M * (1.0 - 4.0 * _U)
-    theta_D = math.pi / D * (1.0 - 4.0 * _U)
-    em = math.exp(-phi)
+    times distinct differences above ``work_max``) or ``_PEAKS_MAX`` nodes.
+    ``_remainders`` does many at once."""
+    return _remainders([(j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max)])[0]
 
-    def log_absW(theta):
-        # |W| = h e^{−φ}/|1 − r|², |1 − r|² = (1 − e^{−φ})² + 4e^{−φ} sin²(θ/2), from below
-        t = np.asarray(theta, dtype=float)
-        den = (-math.expm1(-phi)) ** 2 + 4.0 * em * np.sin(0.5 * t) ** 2
-        return np.log(h * em) - np.log(den * (1.0 - 16.0 * _U))
 
-    def log_pow(one_minus):      # (n/2)·log(s² − x) with x = ``one_minus``, rounded up
-        arg = e2_up - one_minus
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.where(arg > -1.0, np.log1p(np.maximum(arg, -1.0)), -np.inf)
-        v = np.where(v < 0.0, v * (1.0 - 1e-10), v * (1.0 + 1e-10) + 1e-300)
-        return 0.5 * n * v
+def _log_absW(theta, a02, fem, lhem):
+    """log |W(θ)| from above: |W| = h e^{−φ}/|1 − r|², |1 − r|² = (1 − e^{−φ})² +
+    4e^{−φ} sin²(θ/2) from below; ``a02`` = (1 − e^{−φ})², ``fem`` = 4e^{−φ},
+    ``lhem`` = log(h e^{−φ}) (per job, or per row with θ)."""
+    den = a02 + fem * np.sin(0.5 * theta) ** 2
+    return lhem - np.log(den * (1.0 - 16.0 * _U))
 
-    out = -math.inf
-    lo_ii = theta_a
-    if theta_a < theta_D:
-        # region (i): quadratic bound at θ_a (it decreases in θ, as does |W|)
-        x = (4.0 / math.pi ** 2) * theta_a * theta_a * V * (1.0 - 1e-12)
-        out = float(log_pow(x) + log_absW(theta_a))
-        lo_ii = theta_D
-    if lo_ii >= math.pi:
-        return out, np.zeros(0, dtype=np.int64)
-    # region (ii): pairwise differences, grouped
-    a, b = np.triu_indices(q.size, 1)
-    d_all = np.abs(j[a] - j[b])
-    c_all = 2.0 * q[a] * q[b]
-    d, inv = np.unique(d_all, return_inverse=True)
-    c = np.bincount(inv, weights=c_all) * (1.0 - 1e-12)
-    dd = d.astype(float)
-    edges = np.linspace(lo_ii, math.pi, _PIECES + 1)
-    lo, hi = edges[:-1].copy(), edges[1:].copy()
-    lo[0] = lo_ii
-    hi[-1] = math.pi * (1.0 + 4.0 * _U)
-    evaluated = 0
-    peak_lo, peak_hi = [], []
-    node_w = _TWO_PI / M
+
+def _log_pow(one_minus, e2_up, half_n):
+    """(n/2)·log(s² − x) with x = ``one_minus``, rounded up (``half_n`` = n/2)."""
+    arg = e2_up - one_minus
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(arg > -1.0, np.log1p(np.maximum(arg, -1.0)), -np.inf)
+    v = np.where(v < 0.0, v * (1.0 - 1e-10), v * (1.0 + 1e-10) + 1e-300)
+    return half_n * v
+
+
+class _Rem:
+    """One ``_remainder_log`` job's state in ``_remainders``."""
+
+    __slots__ = ("i", "q", "M", "kB", "work_max", "out", "lo", "hi", "c", "dd", "evaluated",
+                 "peak_lo", "peak_hi", "e2", "hn", "a02", "fem", "lhem", "lt", "peak_w")
+
+
+def _remainders(jobs) -> list:
+    """``_remainder_log`` of each job (j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target,
+    work_max), side by side: each round of every job's bisection evaluated in one array
+    (jobs with the same number of distinct atom differences together; each row with its own
+    job's constants, computed per job as scalars), the same elementwise operations and
+    row sums as one job alone, so the same floats."""
+    res: list = [None] * len(jobs)
+    states, first = [], []
+    for i, (j, q, n, h, phi, M, kB, sq, e2_up, V, D, l_target, work_max) in enumerate(jobs):
+        theta_a = _TWO_PI * (kB + 1) / M * (1.0 - 4.0 * _U)
+        theta_D = math.pi / D * (1.0 - 4.0 * _U)
+        em = math.exp(-phi)
+        st = _Rem()
+        st.i, st.q, st.M, st.kB, st.work_max = i, q, M, kB, work_max
+        st.e2, st.hn = e2_up, 0.5 * n
+        st.a02, st.fem, st.lhem = (-math.expm1(-phi)) ** 2, 4.0 * em, np.log(h * em)
+        st.lt, st.peak_w = l_target, _PEAK_NODES * (_TWO_PI / M)
+        st.out, lo_ii = -math.inf, theta_a
+        if theta_a < theta_D:
+            # region (i): quadratic bound at θ_a (it decreases in θ, as does |W|)
+            first.append((st, theta_a, (4.0 / math.pi ** 2) * theta_a * theta_a * V
+                          * (1.0 - 1e-12)))
+            lo_ii = theta_D
+        if lo_ii >= math.pi:
+            res[i] = st                         # finished after region (i)
+            continue
+        st.lo = lo_ii
+        states.append(st)
+    if first:
+        th = np.array([f[1] for f in first])
+        x = np.array([f[2] for f in first])
+        v = (_log_pow(x, np.array([f[0].e2 for f in first]), np.array([f[0].hn for f in first]))
+             + _log_absW(th, np.array([f[0].a02 for f in first]),
+                         np.array([f[0].fem for f in first]),
+                         np.array([f[0].lhem for f in first])))
+        for f, val in zip(first, v.tolist()):
+            f[0].out = val
+    for i, st in enumerate(res):
+        if isinstance(st, _Rem):
+            res[i] = (st.out, np.zeros(0, dtype=np.int64))
+    if not states:
+        return res
+    # region (ii): pairwise differences, grouped per job (jobs with the same atom count
+    # together: the keys (row, difference) sort and accumulate as each job's own would)
+    by_nnz: dict = {}
+    for st in states:
+        by_nnz.setdefault(st.q.size, []).append(st)
+    for nnz, group in by_nnz.items():
+        a, b = np.triu_indices(nnz, 1)
+        J = np.stack([jobs[st.i][0] for st in group])
+        Q = np.stack([st.q for st in group])
+        d_all = np.abs(J[:, a] - J[:, b])
+        c_all = 2.0 * Q[:, a] * Q[:, b]
+        span = int(d_all.max()) + 1
+        key = np.arange(len(group), dtype=np.int64)[:, None] * span + d_all
+        u, inv = np.unique(key.ravel(), return_inverse=True)
+        c = np.bincount(inv.ravel(), weights=c_all.ravel()) * (1.0 - 1e-12)
+        row = u // span
+        cuts = np.searchsorted(row, np.arange(len(group) + 1))
+        for g, st in enumerate(group):
+            st.c = c[cuts[g]:cuts[g + 1]]
+            st.dd = (u[cuts[g]:cuts[g + 1]] - g * span).astype(float)
+    edges = np.linspace(np.array([st.lo for st in states]), math.pi, _PIECES + 1)
+    for s_i, st in enumerate(states):
+        lo, hi = edges[:-1, s_i].copy(), edges[1:, s_i].copy()
+        lo[0] = st.lo
+        hi[-1] = math.pi * (1.0 + 4.0 * _U)
+        st.lo, st.hi, st.evaluated, st.peak_lo, st.peak_hi = lo, hi, 0, [], []
+    active = states
     for _ in range(_DEPTH):
-        evaluated += lo.size
-        if evaluated > _INTERVALS_MAX or evaluated * dd.size > work_max:
-            return None
-        Y0 = np.multiply.outer(lo, dd) * (1.0 - 4.0 * _U)
-        Y1 = np.multiply.outer(hi, dd) * (1.0 + 4.0 * _U)
-        t0 = Y0 / _TWO_PI * (1.0 - 1e-12) - 1e-12
-        t1 = Y1 / _TWO_PI * (1.0 + 1e-12) + 1e-12
-        has_zero = np.floor(t1) >= np.ceil(t0)
-        m0 = np.sin(0.5 * Y0) ** 2
-        m1 = np.sin(0.5 * Y1) ** 2
-        mn = 2.0 * np.minimum(m0, m1) - 4.0 * _U * Y1 - 8.0 * _U
-        mn = np.where(has_zero, 0.0, np.maximum(mn, 0.0))
-        LB = np.sum(mn * c, axis=1) * (1.0 - 1e-12)
-        lb = log_pow(LB) + log_absW(lo)
-        bad = lb > l_target
-        good_max = float(np.max(lb[~bad])) if np.any(~bad) else -math.inf
-        out = max(out, good_max)
-        narrow = bad & (hi - lo <= _PEAK_NODES * node_w)
-        if np.any(narrow):
-            peak_lo.append(lo[narrow])
-            peak_hi.append(hi[narrow])
-            bad &= ~narrow
-        if not np.any(bad):
-            cap = min(_PEAKS_MAX, work_max / q.size - (kB + 1))
-            ks = _nodes_in(peak_lo, peak_hi, M, kB, cap)
-            return None if ks is None else (out, ks)
-        mid = 0.5 * (lo[bad] + hi[bad])
-        lo = np.concatenate([lo[bad], mid])
-        hi = np.concatenate([mid, hi[bad]])
-    return None
+        go = []
+        for st in active:
+            st.evaluated += st.lo.size
+            if st.evaluated > _INTERVALS_MAX or st.evaluated * st.dd.size > st.work_max:
+                res[st.i] = None
+            else:
+                go.append(st)
+        by_d: dict = {}
+        for st in go:
+            by_d.setdefault(st.dd.size, []).append(st)
+        active = []
+        for group in by_d.values():
+            active.extend(_rem_round(group, res))
+        if not active:
+            return res
+    for st in active:
+        res[st.i] = None
+    return res
+
+
+def _rem_round(group, res) -> list:
+    """One bisection round of the jobs in ``group`` (the same number of distinct
+    differences), in one array; finished jobs get their result in ``res``; the others are
+    returned with their next intervals."""
+    lens = [st.lo.size for st in group]
+    LO = np.concatenate([st.lo for st in group])
+    HI = np.concatenate([st.hi for st in group])
+
+    def per_row(vals):
+        return np.repeat(np.asarray(vals, dtype=float), lens)
+
+    DD = np.repeat(np.stack([st.dd for st in group]), lens, axis=0)
+    C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
+    Y0 = LO[:, None] * DD * (1.0 - 4.0 * _U)
+    Y1 = HI[:, None] * DD * (1.0 + 4.0 * _U)
+    t0 = Y0 / _TWO_PI * (1.0 - 1e-12) - 1e-12
+    t1 = Y1 / _TWO_PI * (1.0 + 1e-12) + 1e-12
+    has_zero = np.floor(t1) >= np.ceil(t0)
+    m0 = np.sin(0.5 * Y0) ** 2
+    m1 = np.sin(0.5 * Y1) ** 2
+    mn = 2.0 * np.minimum(m0, m1) - 4.0 * _U * Y1 - 8.0 * _U
+    mn = np.where(has_zero, 0.0, np.maximum(mn, 0.0))
+    LB = np.sum(mn * C, axis=1) * (1.0 - 1e-12)
+    lb = (_log_pow(LB, per_row([st.e2 for st in group]), per_row([st.hn for st in group]))
+          + _log_absW(LO, per_row([st.a02 for st in group]), per_row([st.fem for st in group]),
+                      per_row([st.lhem for st in group])))
+    bad = lb > per_row([st.lt for st in group])
+    narrow = bad & (HI - LO <= per_row([st.peak_w for st in group]))
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    good_max = np.maximum.reduceat(np.where(bad, -np.inf, lb), starts)
+    any_narrow = np.logical_or.reduceat(narrow, starts)
+    bad &= ~narrow
+    any_bad = np.logical_or.reduceat(bad, starts)
+    nxt = []
+    for g, st in enumerate(group):
+        st.out = max(st.out, float(good_max[g]))
+        sl = slice(starts[g], starts[g] + lens[g])
+        if any_narrow[g]:
+            nw = narrow[sl]
+            st.peak_lo.append(st.lo[nw])
+            st.peak_hi.append(st.hi[nw])
+        if not any_bad[g]:
+            cap = min(_PEAKS_MAX, st.work_max / st.q.size - (st.kB + 1))
+            ks = _nodes_in(st.peak_lo, st.peak_hi, st.M, st.kB, cap)
+            res[st.i] = None if ks is None else (st.out, ks)
+            continue
+        bd = bad[sl]
+        mid = 0.5 * (st.lo[bd] + st.hi[bd])
+        st.lo = np.concatenate([st.lo[bd], mid])
+        st.hi = np.concatenate([mid, st.hi[bd]])
+        nxt.append(st)
+    return nxt
+
+
+#: The batched runner of each kind of step (``trapezoid_steps``).
+_STEP = {"band": lambda jobs: _bands(jobs), "rem": lambda jobs: _remainders(jobs)}  # late-bound (tests patch)
 
 
 def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):
