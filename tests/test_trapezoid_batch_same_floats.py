@@ -417,3 +417,44 @@ def test_batched_remainders_are_the_frozen_ones_bit_for_bit(seed):
     # the jobs exercise declines and near-period nodes (bisection past the first round)
     assert kinds["none"] > 5 and kinds["peaks"] > 5
     assert [LF._remainder_log(*jb) is None for jb in jobs[:30]] == [r is None for r in ref[:30]]
+
+
+def test_tilt_means_batched_are_the_vector_formula_bit_for_bit():
+    """``iid._dmeans`` (the tilt search's evaluations, stacked by atom count) against the
+    formula it replaced, evaluated on each vector alone (as ``positive_part`` did)."""
+    rng = np.random.default_rng(7)
+    jobs = []
+    for _ in range(400):
+        K = int(rng.integers(2, 14))
+        jl = np.sort(rng.choice(np.arange(-300, 300), K, replace=False)).astype(float)
+        lql = np.log(rng.dirichlet(np.ones(K)))
+        jobs.append((lql, jl, float(10 ** rng.uniform(-6, 0) * rng.choice([0, 1, 1]))))
+
+    def old(lql, jl, phi):
+        w = lql + phi * jl
+        w = np.exp(w - w.max())
+        return float(np.sum(w * jl))
+
+    ref = [old(*jb) for jb in jobs]
+    assert iid._dmeans(jobs) == ref
+    assert [iid._dmeans([jb])[0] for jb in jobs[:50]] == ref[:50]
+
+
+def test_illinois_steps_drive_like_the_root_search():
+    from shuffledp.numerics import illinois_root, illinois_steps
+    f = lambda x: math.expm1(x) - 0.3                        # noqa: E731
+    r = illinois_root(f, 0.0, 2.0)
+    g = illinois_steps(0.0, 2.0)
+    x, xs = next(g), []
+    try:
+        while True:
+            xs.append(x)
+            x = g.send(f(x))
+    except StopIteration as stop:
+        s = stop.value
+    assert (s.x, s.lo, s.hi, s.iterations) == (r.x, r.lo, r.hi, r.iterations) == (s.x, s.lo, s.hi, len(xs))
+    assert abs(s.x - math.log1p(0.3)) < 1e-13
+    g = illinois_steps(0.0, 2.0)
+    next(g)
+    with pytest.raises(Exception, match="NaN"):
+        g.send(float("nan"))

@@ -16,6 +16,10 @@ computes"): callers pass valid input, functions are vectorised and never validat
                    trapezoid Fourier inversion on its live frequencies (the blanket's sums
                    at large n; imported from its module).
 * ``rounding``   — ``REL_SLACK`` / ``round_up``, the slack every upper bound gets.
+* ``steps``      — drivers of step generators (computations that hand their inner
+                   evaluations out, so many run side by side in one numpy batch per round).
+* ``berry_esseen`` — a certified lower bound on a T-fold composed δ from three moments of
+                   the loss (floors; imported from its module).
 
 Every name is re-exported here: ``from shuffledp.numerics import X`` works for all of them.
 """
@@ -38,8 +42,9 @@ from .logspace import (expm1mx, log1pexp, log1pmx, log_binom_coef, log_pow_minus
 from .rounding import REL_SLACK, round_up
 from .search import (MAX_ITER, RTOL, XTOL, SearchError, SearchResult, bisect, bisect_certified,
                      falling_root, falling_root_certified, golden, golden_integer, golden_min,
-                     illinois_root,
+                     illinois_root, illinois_steps,
                      increasing_root, integer_search, target_root)
+from .steps import run_steps, run_steps_many
 
 __all__ = [
     "REL_SLACK",
@@ -97,5 +102,8 @@ __all__ = [
     "golden",
     "golden_integer",
     "illinois_root",
+    "illinois_steps",
+    "run_steps",
+    "run_steps_many",
     "keep_freed_memory",
 ]

@@ -42,7 +42,9 @@ import math
 
 import numpy as np
 
-__all__ = ["trapezoid_positive_sum", "ATOMS_MAX", "NODES_MAX"]
+from .steps import run_steps
+
+__all__ = ["trapezoid_positive_sum", "trapezoid_steps", "STEPS", "ATOMS_MAX", "NODES_MAX"]
 
 _U = 2.0 ** -53
 _TWO_PI = 2.0 * math.pi
@@ -115,48 +117,10 @@ def trapezoid_positive_sum(j, q, n: int, h: float, phi: float, centre: float, sd
     ``centre``/``sd``: mean and standard deviation of one q-draw in lattice units (they
     size M; any values give a valid bound). ``work_max``: decline when the nodes to sum
     times the atoms would exceed it (the caller's FFT is then cheaper). Returns (upper,
-    details). ``trapezoid_steps`` is the same computation as a step generator, for callers
-    that run many of them side by side (``run_steps_many``).
+    details). ``trapezoid_steps`` is the same computation as a step generator
+    (``numerics.steps``), for callers that run many of them side by side.
     """
-    return run_steps(trapezoid_steps(j, q, n, h, phi, centre, sd, work_max))
-
-
-def run_steps(gen):
-    """The value of a step generator (``trapezoid_steps`` or one built on it), each piece of
-    work it asks for done as it comes."""
-    try:
-        job = next(gen)
-        while True:
-            job = gen.send(_STEP[job[0]]([job[1]])[0])
-    except StopIteration as stop:
-        return stop.value
-
-
-def run_steps_many(gens) -> list:
-    """The values of many step generators, run side by side: the node bands and remainder
-    bisections they ask for at the same step are done in one batch each (``_bands``,
-    ``_remainders``: the same floats as one at a time, a few dozen numpy calls per batch
-    instead of per piece)."""
-    out = [None] * len(gens)
-    pending = {}
-    for i, g in enumerate(gens):
-        try:
-            pending[i] = next(g)
-        except StopIteration as stop:
-            out[i] = stop.value
-    while pending:
-        sent = {}
-        for kind, run in _STEP.items():
-            idx = [i for i, job in pending.items() if job[0] == kind]
-            if idx:
-                sent.update(zip(idx, run([pending[i][1] for i in idx])))
-        pending = {}
-        for i, r in sent.items():
-            try:
-                pending[i] = gens[i].send(r)
-            except StopIteration as stop:
-                out[i] = stop.value
-    return out
+    return run_steps(trapezoid_steps(j, q, n, h, phi, centre, sd, work_max), STEPS)
 
 
 def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float,
@@ -515,8 +479,8 @@ def _rem_round(group, res) -> list:
     return nxt
 
 
-#: The batched runner of each kind of step (``trapezoid_steps``).
-_STEP = {"band": lambda jobs: _bands(jobs), "rem": lambda jobs: _remainders(jobs)}  # late-bound (tests patch)
+#: The batched runner of each kind of step ``trapezoid_steps`` yields (``numerics.steps``).
+STEPS = {"band": lambda jobs: _bands(jobs), "rem": lambda jobs: _remainders(jobs)}
 
 
 def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):

@@ -36,7 +36,7 @@ from typing import Callable
 __all__ = [
     "XTOL", "RTOL", "MAX_ITER", "SearchResult", "SearchError",
     "bisect", "falling_root", "target_root", "integer_search", "golden", "golden_integer",
-    "illinois_root",
+    "illinois_root", "illinois_steps",
     "bisect_certified", "falling_root_certified", "golden_min", "increasing_root",
 ]
 
@@ -92,10 +92,15 @@ class _Counted:
     def __call__(self, x):
         self.n += 1
         v = self.f(x)
-        if _nan(v):
-            raise SearchError(f"{self.name}: the function is NaN at x={x!r} (a NaN cannot "
-                              "be compared with the target; fix the function, not the search)")
+        _guard(self.name, x, v)
         return v
+
+
+def _guard(name: str, x, v) -> None:
+    """The NaN guard: a NaN cannot be compared with a target."""
+    if _nan(v):
+        raise SearchError(f"{name}: the function is NaN at x={x!r} (a NaN cannot "
+                          "be compared with the target; fix the function, not the search)")
 
 
 class _Threshold:
@@ -243,13 +248,35 @@ def illinois_root(f, lo: float, hi: float, *, xtol: float = 1e-14, rtol: float =
     """Root of an increasing function with f(lo) ≤ 0 ≤ f(hi): regula falsi with the Illinois
     modification (superlinear), bisection when it stalls. Not a certified end: callers use
     it where any point near the root is valid (a tilt, a refinement)."""
-    f = _Counted(f, "illinois_root")
+    steps = illinois_steps(lo, hi, xtol=xtol, rtol=rtol, max_iter=max_iter)
+    try:
+        x = next(steps)
+        while True:
+            x = steps.send(f(x))
+    except StopIteration as stop:
+        return stop.value
+
+
+def illinois_steps(lo: float, hi: float, *, xtol: float = 1e-14, rtol: float = 1e-13,
+                   max_iter: int = MAX_ITER):
+    """``illinois_root`` as a generator: yields each x, receives f(x) (NaN-guarded here),
+    returns the ``SearchResult`` — for callers that run many root searches side by side
+    and evaluate their functions in one batch (``numerics.steps``)."""
+    n = 0
+
+    def got(x, v):
+        nonlocal n
+        n += 1
+        _guard("illinois_root", x, v)
+        return v
+
     a, b = lo, hi
-    fa, fb = f(a), f(b)
+    fa = got(a, (yield a))
+    fb = got(b, (yield b))
     if fa >= 0.0:
-        return SearchResult(a, a, b, f.n, None, fa)
+        return SearchResult(a, a, b, n, None, fa)
     if fb <= 0.0:
-        return SearchResult(b, a, b, f.n, None, fb)
+        return SearchResult(b, a, b, n, None, fb)
     side = 0
     for _ in range(max_iter):
         if b - a <= max(xtol, rtol * max(abs(a), abs(b))):
@@ -257,7 +284,7 @@ def illinois_root(f, lo: float, hi: float, *, xtol: float = 1e-14, rtol: float =
         x = (a * fb - b * fa) / (fb - fa)
         if not a < x < b:
             x = 0.5 * (a + b)
-        fx = f(x)
+        fx = got(x, (yield x))
         if fx > 0.0:
             b, fb = x, fx
             if side == -1:
@@ -269,8 +296,8 @@ def illinois_root(f, lo: float, hi: float, *, xtol: float = 1e-14, rtol: float =
                 fb *= 0.5
             side = 1
         else:
-            return SearchResult(x, a, b, f.n, None, fx)
-    return SearchResult(0.5 * (a + b), a, b, f.n, None)
+            return SearchResult(x, a, b, n, None, fx)
+    return SearchResult(0.5 * (a + b), a, b, n, None)
 
 
 def increasing_root(f, a: float, b: float, *, xtol: float = 1e-14, rtol: float = 1e-13,

@@ -40,9 +40,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..numerics import (circular_run, fft_power_product, fft_powers,
-                       increasing_root, next_fast_len)
-from ..numerics.lattice_fourier import run_steps, run_steps_many, trapezoid_steps
+from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
+                       next_fast_len, run_steps, run_steps_many)
+from ..numerics import lattice_fourier as _lf
+from ..numerics.lattice_fourier import trapezoid_steps
 
 __all__ = ["SumBound", "positive_part", "positive_parts", "chernoff_positive_part",
            "chernoff_positive_parts", "exact_positive_part"]
@@ -238,7 +239,7 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     False) asks for the FFT engine itself. ``positive_parts`` does many at once.
     """
     return run_steps(_positive_part_steps(values, probs, n, value_err=value_err, nu=nu,
-                                          sds=sds, split=split, _inner=_inner))
+                                          sds=sds, split=split, _inner=_inner), _STEPS)
 
 
 def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
@@ -247,7 +248,7 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
     return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets])
+                           for v, p, e in atom_sets], _STEPS)
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
@@ -306,22 +307,17 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         r = top + np.log(np.exp(z - top[..., None]).sum(axis=-1))
         return float(r[0]) if np.ndim(phi) == 0 else r
 
-    # ---- 2. tilt to zero mean -----------------------------------------------------------
-    def dmean(phi):
-        w = lql + phi * jl
-        w = np.exp(w - w.max())
-        return float(np.sum(w * jl))
-
+    # ---- 2. tilt to zero mean (the tilted mean's sign, as steps: ``_dmeans``) -----------
     jpos = jl.max()
     if jpos <= 0:
         return SumBound(0.0, {"reason": "no positive lattice atom"})
-    if dmean(0.0) >= 0.0:
+    if (yield ("dmean", (lql, jl, 0.0))) >= 0.0:
         phi_star = 0.0
     else:
         b = 1.0 / max(jpos, 1.0)
-        while dmean(b) < 0.0:
+        while (yield ("dmean", (lql, jl, b))) < 0.0:
             b *= 2.0
-        phi_star = increasing_root(dmean, 0.0, b, xtol=1e-14, rtol=1e-13)
+        phi_star = (yield from _tilt_root(lql, jl, b)).x
     sd_lat = sd / h
     if not forced and _fourier(n, nu_eff, sds):
         # Where one FFT would be long: Fourier inversion on the live frequencies only
@@ -384,6 +380,50 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
            "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
            "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
     return SumBound(upper, det)
+
+
+def _dmeans(jobs) -> list:
+    """Σ_l e^{w_l − max w}·j_l, w = log q_l + φ·j_l (the sign of the tilted mean, scaled) of
+    each job (log q, j, φ): jobs with the same number of atoms in one array, each row's
+    operations and sum those of the job alone (numpy sums a row as it sums a vector)."""
+    if len(jobs) == 1:                           # one sum on its own: no stacking
+        lql, jl, phi = jobs[0]
+        return [float(_dmean_rows(lql, jl, phi))]
+    out: list = [None] * len(jobs)
+    groups: dict = {}
+    for i, (lql, _, _) in enumerate(jobs):
+        groups.setdefault(lql.size, []).append(i)
+    for idx in groups.values():
+        phi = np.array([jobs[i][2] for i in idx], dtype=float)[:, None]
+        got = _dmean_rows(np.stack([jobs[i][0] for i in idx]),
+                          np.stack([jobs[i][1] for i in idx]), phi)
+        for i, v in zip(idx, got.tolist()):
+            out[i] = v
+    return out
+
+
+def _dmean_rows(lq, j, phi):
+    """``_dmeans``' formula along the last axis (one job: vectors and a float φ)."""
+    w = lq + phi * j
+    w = np.exp(w - w.max(axis=-1, keepdims=True))
+    return np.sum(w * j, axis=-1)
+
+
+def _tilt_root(lql, jl, b):
+    """The tilt φ* in [0, b] where the tilted mean is 0 (``numerics.illinois_steps``), its
+    evaluations yielded as steps."""
+    steps = illinois_steps(0.0, b, xtol=1e-14, rtol=1e-13)
+    x = next(steps)
+    while True:
+        v = yield ("dmean", (lql, jl, x))
+        try:
+            x = steps.send(v)
+        except StopIteration as stop:
+            return stop.value
+
+
+#: The runner of each kind of step the certified sums yield (``numerics.steps``).
+_STEPS = {**_lf.STEPS, "dmean": _dmeans}
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
