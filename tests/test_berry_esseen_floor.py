@@ -20,6 +20,7 @@ from scipy import special, stats
 
 import shuffledp as sd
 from shuffledp.bounds import clones
+from shuffledp.core.views import EpsilonAt
 from shuffledp.numerics import berry_esseen as be
 
 
@@ -211,3 +212,48 @@ def test_delta_question_skip_is_below_the_named_delta():
     assert r.delta <= named
     mom = clones._be_moments(_bound("fmt23").pair(proto))
     assert be.composed_delta_floor_be(mom, T, eps) <= named
+
+
+# ---------------------------------------------------------------------------------------
+# The trivial bound (ε0-DP composed over T rounds) skipped by the same floor
+# ---------------------------------------------------------------------------------------
+def _rr_participation_exact(e0, gamma, T, eps):
+    """δ_T(ε) of binary randomized response at ε0 taking part with probability γ: the
+    number of rounds taken part in is K ~ Bin(T, γ), then K rounds of randomized response."""
+    K = np.arange(T + 1)
+    wK = stats.binom.pmf(K, T, gamma)
+    return float(sum(w * _rr_exact(e0, int(k), eps) for k, w in zip(K, wK) if w > 1e-300))
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.3])
+def test_trivial_pair_floor_is_below_its_exact_composition(gamma):
+    from shuffledp.bounds.trivial import _rr_loss_moments
+    hits = 0
+    for e0 in (0.1, 0.7, 2.0):
+        m = _rr_loss_moments(e0, gamma)
+        for T in (2, 10, 60, 400):
+            for eps in (0.0, 0.3, 1.0, 3.0, 10.0):
+                f = be.composed_delta_floor_be(m, T, eps)
+                assert f <= _rr_participation_exact(e0, gamma, T, eps), (e0, T, eps)
+                hits += f > 0
+    assert hits > 10
+
+
+def test_trivial_skipped_by_its_floor_changes_no_answer(monkeypatch):
+    from shuffledp.bounds import trivial
+    proto = sd.Shuffle(sd.LDP(1.0), n=10 ** 5)
+    r = sd.epsilon(proto, 1e-6, 10)
+    why = dict(r.not_applicable)["trivial"]
+    assert why.startswith("skipped: cannot beat") and "Berry–Esseen" in why
+    with monkeypatch.context() as m:
+        m.setattr(trivial.Trivial, "proven_floor", lambda *a, **k: None)
+        full = sd.epsilon(proto, 1e-6, 10)
+    assert "trivial" in {c.bound for c in full.candidates}
+    assert (full.epsilon, full.bound) == (r.epsilon, r.bound)
+    assert sd.epsilon(proto, 1e-6, 10, bound="trivial").epsilon > r.epsilon
+    # one round: nothing claimed (its closed form costs nothing); many rounds, a δ question:
+    # claimed only where the floor is at least the δ to beat
+    from shuffledp.core.views import DeltaAt
+    assert trivial.Trivial().proven_floor(proto, EpsilonAt(1e-6), 1, 0.1) is None
+    d = sd.delta(proto, 0.5, 10, bound="trivial").delta
+    assert trivial.Trivial().proven_floor(proto, DeltaAt(0.5), 10, d * (1 + 1e-9)) is None

@@ -56,3 +56,44 @@ class Trivial(Bound):
         if delta >= s:
             return 0.0
         return max(0.0, e0 + math.log1p(-delta / s))
+
+    def proven_floor(self, proto, ask, rounds, beat):
+        # Every route (RDP, KOV15) is an upper bound on the exact T-fold composition of the
+        # pair this bound stands for (binary randomized response at ε0, taking part with
+        # probability γ): a certified lower bound on that composition at or above the best
+        # answer so far means no route can beat it. Berry–Esseen on the pair's three-point
+        # loss (±ε0, 0): microseconds (numerics.berry_esseen); this bound's routes cost
+        # 10-50 ms over many rounds.
+        if rounds <= 1:
+            return None
+        from ..core.views import EpsilonAt
+        from ..numerics.berry_esseen import composed_delta_floor_be
+        solves_eps, x = isinstance(ask, EpsilonAt), ask.given
+        m = _rr_loss_moments(float(proto.eps0), participation(proto))
+        v = composed_delta_floor_be(m, rounds, beat if solves_eps else x)
+        if (v > x) if solves_eps else (v >= beat):
+            return (f"the {rounds}-round {ask.solves} of the pair it composes (randomized "
+                    f"response at eps0 = {proto.eps0:.6g}) is at least {beat:.6g} (a "
+                    "certified lower bound on it by the Berry–Esseen inequality), and every "
+                    "route is at or above that"), True
+        return None
+
+
+def _rr_loss_moments(e0: float, gamma: float):
+    """Certified loss moments (``berry_esseen.LossMoments``) of a pair the trivial pair
+    dominates: losses ±ε0 (and 0 on ⊥ when γ < 1) exactly, P-masses γ·expit(±ε0) and 1 − γ
+    lowered by their rounding (so P and Q = P·e^{−loss} both shrink atom by atom)."""
+    from ..numerics.berry_esseen import loss_moments_bounds
+    if not (e0 > 0.0 and 0.0 < gamma <= 1.0):
+        return None
+    l1p = math.log1p(math.exp(-e0))                      # −log expit(ε0)
+    lg = math.log(gamma)
+    log_p = [lg - l1p, lg - e0 - l1p]
+    loss = [e0, -e0]
+    if gamma < 1.0:
+        log_p.append(math.log1p(-gamma))
+        loss.append(0.0)
+    lp = np.array(log_p)
+    lp = lp - 16.0 * 2.0 ** -53 * (np.abs(lp) + e0 + 1.0)
+    return loss_moments_bounds(lp, np.array(loss))
+
