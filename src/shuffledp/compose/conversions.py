@@ -170,11 +170,24 @@ def first_useful_order(floor, max_order: int, beat: float) -> int | None:
     return int(lam[i - 1]) + 1 if i > 0 and lam[i] - lam[i - 1] > 1 else int(lam[i])
 
 
-def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int = 2) -> Conversion:
+def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int = 2,
+            lazy=None) -> Conversion:
     """Shared search: ``score(orders, rdp_values) -> objective`` (smaller is better).
 
     ``coarse``: False/"dense", True/"coarse" or "sparse" (see ``_GRIDS``). ``start``: the
     smallest order worth evaluating (``first_useful_order``).
+
+    ``lazy`` = (rdp_floor, rdp_lazy): ``rdp_floor(orders)`` certified lower bounds on the
+    values ``rdp_fn`` returns (NaN where none); ``rdp_lazy(block, decide)`` is the call
+    ``rdp_fn(block)`` that may leave out (NaN) orders ``decide(candidates, got)`` allows,
+    returning (values, {order: forcer}); ``got`` are the block's values computed so far.
+    An order is allowed when the objective at its floor (the objective is non-decreasing
+    in the RDP value) is above the best value already found (among orders that stay in
+    the search's set): its own value is then above the minimum, so it is never the best
+    order, and the search visits the same orders, keeps the same best and returns the
+    same numbers. A left-out value is computed (by its forcer: the same float) if the
+    search needs it after all (a neighbour of the best order, an order the integer
+    refinement compares).
     """
     orders = np.empty(0, dtype=np.int64)
     values = np.empty(0)
@@ -182,12 +195,44 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     grid = {False: "dense", True: "coarse"}.get(coarse, coarse)
     if grid not in _GRIDS:
         raise ValueError(f"grid must be one of {', '.join(_GRIDS)}; got {coarse!r}")
+    pending: dict = {}                  # order -> forcer of a value left out (``lazy``)
+
+    def objective(o, v):
+        obj = score(o, v)
+        if pending:
+            obj = np.where(np.isin(o, list(pending)), np.inf, obj)
+        return obj
+
+    def force(idx):
+        for i in idx:
+            o = int(orders[i])
+            if o in pending:
+                values[i] = pending.pop(o)()
+
     blocks = _blocks(max_order, *_GRIDS[grid], start=max(2, int(start)))
+    def decide(cand, got):
+        # The best value so far: over the orders evaluated before this block and those of
+        # the block already computed (every one of them stays in the search's set).
+        o = np.concatenate([orders, np.array(list(got), dtype=np.int64)])
+        v = np.concatenate([values, np.array(list(got.values()), dtype=float)])
+        beat = float(np.min(objective(o, v))) if o.size else math.inf
+        cand = np.asarray(cand, dtype=np.int64)
+        if not math.isfinite(beat):
+            return np.zeros(cand.shape, dtype=bool)
+        fl = np.asarray(lazy[0](cand), dtype=float)
+        known = np.isfinite(fl)
+        return known & (score(cand, np.where(known, fl, 0.0)) > beat)
+
     for block in blocks:
-        vals = np.asarray(rdp_fn(block), dtype=float)
+        if lazy is not None:
+            vals, forcers = lazy[1](block, decide)
+            pending.update(forcers)
+        else:
+            vals = rdp_fn(block)
+        vals = np.asarray(vals, dtype=float)
         orders = np.concatenate([orders, block])
         values = np.concatenate([values, vals])
-        obj = score(orders, values)
+        obj = objective(orders, values)
         best = int(np.argmin(obj))
         # Extend only while the best order is in the top 5 % of the evaluated range and
         # the objective is still finite there (an infinite tail cannot improve).
@@ -195,7 +240,7 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
             break
     else:
         limit_hit = True
-    obj = score(orders, values)
+    obj = objective(orders, values)
     best = int(np.argmin(obj))
     if limit_hit and orders[best] < 0.95 * orders[-1]:
         limit_hit = False
@@ -203,8 +248,9 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     lo_o = orders[best - 1] if best > 0 else orders[best]
     hi_o = orders[best + 1] if best + 1 < len(orders) else orders[best]
     if grid == "sparse" and hi_o - lo_o > 8:
-        orders, values = _integer_refine(rdp_fn, score, orders, values, int(lo_o), int(hi_o))
-        obj = score(orders, values)
+        orders, values = _integer_refine(rdp_fn, score, orders, values, int(lo_o), int(hi_o),
+                                         pending)
+        obj = objective(orders, values)
         best = int(np.argmin(obj))
     elif hi_o - lo_o > 2:
         fill = np.setdiff1d(np.arange(lo_o, hi_o + 1, dtype=np.int64), orders)
@@ -213,12 +259,13 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
             values = np.concatenate([values, np.asarray(rdp_fn(fill), dtype=float)])
             idx = np.argsort(orders)
             orders, values = orders[idx], values[idx]
-            obj = score(orders, values)
+            obj = objective(orders, values)
             best = int(np.argmin(obj))
     best_val = float(obj[best])
     best_order = float(orders[best])
     # Real orders on the chord between the best order's neighbours.
     if 0 < best < len(orders) - 1 and np.isfinite(best_val):
+        force((best - 1, best + 1))
         a, b = float(orders[best - 1]), float(orders[best + 1])
 
         def f(lam):
@@ -233,18 +280,22 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     return Conversion(best_val, best_order, limit_hit, int(orders[-1]), int(orders.size))
 
 
-def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int):
+def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int, pending=None):
     """Golden-section search over the integers in [lo, hi] for expensive curves.
 
     ~log(hi − lo)/log(1.618) single-order evaluations instead of every integer; the
     objective of a convex RDP curve is unimodal in the order, and if it were not, the
     answer would still be valid (every evaluated order is) — only less refined.
+    ``pending``: forcers of values left out (``_search``'s ``lazy``), computed when compared.
     """
     known = dict(zip(orders.tolist(), values.tolist()))
+    pending = {} if pending is None else pending
 
     def val(o: int) -> float:
         if o not in known:
             known[o] = float(np.asarray(rdp_fn(np.array([o], dtype=np.int64)), dtype=float)[0])
+        elif o in pending:
+            known[o] = pending.pop(o)()
         return float(score(np.array([o]), np.array([known[o]]))[0])
 
     golden_integer(val, lo, hi)                  # every order it evaluates is in ``known``
@@ -261,7 +312,8 @@ class CannotBeatOrders(ArithmeticError):
         super().__init__(f"no order can beat {beat:.6g}: the conversion alone is at least {floor:.6g}")
 
 
-def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None):
+def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None,
+                   lazy=None):
     start = first_useful_order(floor, max_order, beat_score) if beat is not None else 2
     if start is not None and coarse == "sparse":
         # Expensive curves: evaluating the low orders in one call is cheaper than the
@@ -276,7 +328,7 @@ def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, ti
     if start is None:
         lam = np.unique(np.geomspace(2, max(int(max_order), 2), 10**5).astype(np.int64))
         raise CannotBeatOrders(float(np.min(floor(lam))), beat)
-    return _search(rdp_fn, score, max_order, coarse, start=start), start
+    return _search(rdp_fn, score, max_order, coarse, start=start, lazy=lazy), start
 
 
 def _eps_floor(delta):
@@ -295,11 +347,13 @@ def _logdelta_floor(eps):
 
 def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
                    max_order: int = DEFAULT_MAX_ORDER, coarse=False, *,
-                   beat: float | None = None) -> Conversion:
+                   beat: float | None = None, lazy=None) -> Conversion:
     """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
 
     ``beat``: an ε known from elsewhere; orders that cannot give less are not evaluated
-    (``CannotBeatOrders`` if none can).
+    (``CannotBeatOrders`` if none can). ``lazy`` = (rdp_floor, rdp_lazy): orders whose
+    floor proves they cannot be the best are left out where ``rdp_lazy`` saves work; the
+    result is the same Conversion (``_search``).
     """
 
     def score(o, v):
@@ -307,7 +361,7 @@ def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
 
     kl = -math.log1p(-delta * delta)
     c, _ = _pruned_search(rdp_fn, score, _eps_floor(delta), max_order, coarse, beat, beat,
-                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6))
+                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6), lazy=lazy)
     return c
 
 

@@ -76,6 +76,18 @@ def _log_moments_rows(s_lo: int, s_hi: int, kmax: int) -> np.ndarray:
     return out[off: off + (s_hi - s_lo + 1)]
 
 
+@functools.lru_cache(maxsize=256)
+def _top_moments(s: float):
+    """(mu, log_top) of the one-row check of ``_series_part`` at slice size s (most terms):
+    the same call and floats as computing it there; kept because the calls of one order
+    search share their window's top slice (a pure function of s; read-only arrays)."""
+    lm = rademacher_log_moments(np.array([s]), _SERIES_TERMS[-1] + 1)
+    mu, log_top = np.exp(lm[:, :-1]), lm[:, -1]
+    mu.flags.writeable = False
+    log_top.flags.writeable = False
+    return mu, log_top
+
+
 def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
     """ψ_2k γ^2k for k = 1..kmax, where ψ(v) = (1 + v)^λ (1 − v)^(1−λ) = Σ_j ψ_j v^j.
 
@@ -168,8 +180,8 @@ def _series_part(pair, orders: np.ndarray, K: float):
     lam_max = int(orders.max())
     # Hopeless when even the top slice of the window is not accurate with the most terms.
     top = np.array([float(cs[-1] + 1)])
-    lm = rademacher_log_moments(top, _SERIES_TERMS[-1] + 1)
-    val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, np.exp(lm[:, :-1]), lm[:, -1])
+    mu_top, log_top = _top_moments(float(cs[-1] + 1))
+    val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, mu_top, log_top)
     if _accepted_from(val, rem) > 0:
         return cs.size, out
     # The fewest terms that serve the largest order as well as the most terms do.
