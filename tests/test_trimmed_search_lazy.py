@@ -196,3 +196,38 @@ def test_eps0_search_picks_the_same_eps0_with_and_without_leaving_orders_out(mon
     monkeypatch.setattr(tc, "_search_lazy", lambda pair: None)
     sd.clear_caches()
     assert _rounds_eps0.__wrapped__(10**6, 2.0, 1e-12, 10) == lazy_e0
+
+
+def test_first_slice_check_only_rejects_what_the_window_rejects():
+    # ``_first_slice_fails`` lets the series skip a term count without evaluating the
+    # window; whenever it says "fails", the window's own evaluation must find an inaccurate
+    # slice (so the loop would have moved on to more terms anyway).
+    from shuffledp.pairs.clone import rdp_series as RS
+    from shuffledp.pairs.clone.rdp_points import _rdp_window, _rdp_window_sds
+    said = {True: 0, False: 0}
+    for n, sigma, e0 in [(10**6, 2.0, 4.5), (10**4, 2.0, 3.5), (10**6, 1.0, 7.0),
+                         (2 * 10**5, 5.0, 2.0)]:
+        pair, _ = trimmed_pair(n, sigma, e0)
+        for lam in (3, 9, 30, 70, 120):
+            if (lam - 1) * pair.log_ratio > 600:
+                continue
+            K = 4.0 * math.ceil(_rdp_window_sds(lam, pair.log_ratio) / 4.0)
+            s0 = int(_rdp_window(pair.n, pair.p, K)[0][0]) + 1
+            for kmax in RS._SERIES_TERMS[:-1]:
+                fails = RS._first_slice_fails(pair, lam, s0, kmax)
+                said[fails] += 1
+                if fails:
+                    assert RS._accepted_from(*RS._series_slices(pair, lam, K, kmax)) > 0
+    assert said[True] and said[False]
+
+
+def test_entry_sizes_are_the_generic_sizes():
+    sd.clear_caches()
+    sd.epsilon(sd.Shuffle(sd.Gaussian(2.0), n=10**4), 1e-5, rounds=10)
+    sd.epsilon(sd.Shuffle(sd.LDP(1.0), n=3000), 1e-6, rounds=30, bound="fmt20",
+               composition="rdp")
+    assert rdp_points._TERMS_CACHE
+    for entry in rdp_points._TERMS_CACHE.values():
+        assert rdp_points._entry_nbytes(entry) == rdp_points._nbytes(entry)
+        if isinstance(entry, rdp_points.DeferredTerms):
+            assert rdp_points._nbytes(entry.terms()) == entry.nbytes

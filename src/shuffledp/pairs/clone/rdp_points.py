@@ -287,9 +287,21 @@ def _rdp_terms(pair, K: float, step, budget, jstop: int | None = None,
     while len(_TERMS_CACHE) > _TERMS_CACHE_SIZE:
         _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
     # (sizes measured at eviction time: a hit's memo of log weights may have grown since)
-    while len(_TERMS_CACHE) > 1 and sum(map(_nbytes, _TERMS_CACHE.values())) > _TERMS_CACHE_BYTES:
+    while len(_TERMS_CACHE) > 1 and sum(map(_entry_nbytes, _TERMS_CACHE.values())) > _TERMS_CACHE_BYTES:
         _TERMS_CACHE.pop(next(iter(_TERMS_CACHE)))
     return hit
+
+
+def _entry_nbytes(entry) -> int:
+    """``_nbytes`` of an entry of ``_TERMS_CACHE`` without walking it generically: the
+    arrays of its chunks and plan and of its memo of log weights (the only part that
+    grows)."""
+    if isinstance(entry, DeferredTerms):
+        return entry.nbytes
+    chunks, _, log_below, plan, memo = entry
+    total = sum(w.nbytes + ell.nbytes for w, ell, _, _ in chunks)
+    total += sum(a.nbytes for a in plan) + sum(a.nbytes for a in memo.values())
+    return int(total) + _nbytes(log_below)
 
 
 def _build_terms(pair, K: float, step, budget, jstop, want_logw: bool, plan):

@@ -150,6 +150,24 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     return val * (1.0 + _SERIES_SLACK), rem
 
 
+#: Margin of ``_first_slice_fails``: its one-row value and remainder may differ from the
+#: window's row in the last bits (another matrix-vector product; ~1e-15 relative).
+_FAIL_MARGIN = 1e-9
+
+
+def _first_slice_fails(pair, lam: int, s0: int, kmax: int) -> bool:
+    """True when the window's first slice (s0 = c + 1) is clearly not accurate with kmax
+    terms: its remainder is above ``_SERIES_TOL`` of its value by more than
+    ``_FAIL_MARGIN``. ``_accepted_from`` on the whole window would then return at least 1,
+    so the window's evaluation with kmax terms is not needed to know that more terms are.
+    (Evaluated alone: the remainder at the first slice is the window's own, ``_series_eval``
+    evaluates it at every B-th slice from the first.) False when in doubt."""
+    lm = _log_moments_rows(s0, s0, kmax + 1)
+    val, rem = _series_eval(pair, lam, kmax, np.array([float(s0)]), np.exp(lm[:, :-1]),
+                            lm[:, -1])
+    return bool(rem[0] > _SERIES_TOL * val[0] * (1.0 + _FAIL_MARGIN))
+
+
 def _accepted_from(val, rem) -> int:
     """First index of the suffix of slices whose remainder is below _SERIES_TOL of the value."""
     bad = np.nonzero(~(rem <= _SERIES_TOL * val))[0]
@@ -186,6 +204,8 @@ def _series_part(pair, orders: np.ndarray, K: float):
         return cs.size, out
     # The fewest terms that serve the largest order as well as the most terms do.
     for kmax in _SERIES_TERMS:
+        if kmax != _SERIES_TERMS[-1] and _first_slice_fails(pair, lam_max, int(cs[0]) + 1, kmax):
+            continue              # the full evaluation would give jstop > 0: try more terms
         top_part = _series_slices(pair, lam_max, K, kmax)
         jstop = _accepted_from(*top_part)
         if jstop == 0:
