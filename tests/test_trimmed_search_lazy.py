@@ -231,3 +231,23 @@ def test_entry_sizes_are_the_generic_sizes():
         assert rdp_points._entry_nbytes(entry) == rdp_points._nbytes(entry)
         if isinstance(entry, rdp_points.DeferredTerms):
             assert rdp_points._nbytes(entry.terms()) == entry.nbytes
+
+
+@pytest.mark.parametrize("s_lo,s_hi,kmax", [(5, 900, 17), (1000, 5200, 33), (3000, 3000, 65),
+                                            (1, 2047, 65), (20000, 29000, 17)])
+def test_moment_rows_exponentiated_per_block_are_the_windows_floats(s_lo, s_hi, kmax):
+    # Before: the window's log rows (from the same blocks) exponentiated per window.
+    from shuffledp.numerics import rademacher_log_moments
+    from shuffledp.pairs.clone import rdp_series as RS
+    R = RS._MOM_ROWS
+    blocks = []
+    for b in range(s_lo // R, s_hi // R + 1):
+        lm = rademacher_log_moments(np.arange(max(b * R, 1), (b + 1) * R, dtype=float), kmax)
+        blocks.append(np.concatenate([np.full((1, kmax), np.nan), lm]) if b == 0 else lm)
+    off = s_lo - (s_lo // R) * R
+    logmu = np.concatenate(blocks)[off: off + s_hi - s_lo + 1]
+    RS._MOM_CACHE.clear()
+    for _ in range(2):                                   # built, then from the cache
+        mu, log_top = RS._moments_rows(s_lo, s_hi, kmax)
+        assert np.array_equal(mu, np.exp(logmu[:, :-1]))
+        assert np.array_equal(log_top, logmu[:, -1])
