@@ -152,7 +152,13 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
     t2 = np.where(ts >= 1.0, -np.inf, t2)
     with np.errstate(over="ignore"):
-        rem = np.min(np.exp(t1) + np.exp(t2), axis=1)
+        tot = np.exp(t1)
+        tot += np.exp(t2)
+    # The smallest candidate per slice, column by column (a minimum is exact: the same
+    # floats as a reduction along the rows, which numpy runs 6 elements at a time).
+    rem = tot[:, 0].copy()
+    for j in range(1, tot.shape[1]):
+        np.minimum(rem, tot[:, j], out=rem)
     # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
     rem = rem + 2.3e-308 * float(c.sum())
     if B > 1:
