@@ -251,3 +251,23 @@ def test_moment_rows_exponentiated_per_block_are_the_windows_floats(s_lo, s_hi, 
         mu, log_top = RS._moments_rows(s_lo, s_hi, kmax)
         assert np.array_equal(mu, np.exp(logmu[:, :-1]))
         assert np.array_equal(log_top, logmu[:, -1])
+
+
+def test_chord_objective_is_the_chord_through_at_real_orders():
+    rng = np.random.default_rng(30)
+    for trial in range(60):
+        orders = np.unique(rng.integers(2, 3000, size=rng.integers(3, 40)))
+        if orders.size < 3:
+            continue
+        values = np.sort(rng.uniform(1e-6, 3.0, orders.size)) * rng.uniform(0.1, 10)
+        delta, rounds = 10.0 ** -rng.uniform(3, 14), int(rng.integers(1, 10**6))
+
+        def score(o, v):
+            return C.eps_from_rdp(o, rounds * v, delta)
+
+        f = C._chord_objective(orders, values, score)
+        lams = np.concatenate([rng.uniform(orders[0], orders[-1], 40), orders.astype(float),
+                               [orders[0] - 0.5, orders[-1] + 0.5, 1.5]])
+        for lam in lams:
+            ref = float(score(np.array([lam]), C.at_real_orders(orders, values, lam))[0])
+            assert f(lam) == ref or (math.isnan(ref) and math.isnan(f(lam)))

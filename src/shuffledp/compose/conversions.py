@@ -17,6 +17,7 @@ bound; T adaptive rounds compose to ``T * f`` (Mironov 2017, Prop. 1).
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -267,10 +268,7 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     if 0 < best < len(orders) - 1 and np.isfinite(best_val):
         force((best - 1, best + 1))
         a, b = float(orders[best - 1]), float(orders[best + 1])
-
-        def f(lam):
-            r = at_real_orders(orders, values, lam)
-            return float(score(np.array([lam]), r)[0])
+        f = _chord_objective(orders, values, score)
 
         # Any order is valid: the refinement only has to find a better one, not the best.
         x, fx = golden_min(f, a, b, max(8, int(math.ceil(math.log(max(b - a, 1e-6) / (1e-6 * b))
@@ -278,6 +276,32 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
         if x is not None and np.isfinite(fx) and fx < best_val:
             best_val, best_order = float(f(x)), float(x)
     return Conversion(best_val, best_order, limit_hit, int(orders[-1]), int(orders.size))
+
+
+def _chord_objective(orders, values, score):
+    """``lam -> score(lam, at_real_orders(orders, values, lam))`` for one real order inside
+    the evaluated range (the golden refinement's ~20 evaluations), without the array
+    set-up of ``at_real_orders`` at each call: the chord is formed with the same IEEE
+    operations on the same floats (+, −, ×, ÷ round the same in numpy and Python), so the
+    value is the same."""
+    xs = np.asarray(orders, dtype=float).tolist()
+    vals = np.asarray(values, dtype=float).tolist()
+    last = len(xs) - 2
+
+    def f(lam: float) -> float:
+        lam = float(lam)
+        if not (2.0 <= xs[0] <= lam <= xs[-1]):             # not the refinement's case
+            return float(score(np.array([lam]), at_real_orders(orders, values, lam))[0])
+        j = min(max(bisect.bisect_right(xs, lam) - 1, 0), last)
+        x1, x2 = xs[j], xs[j + 1]
+        if lam == x1:
+            r = vals[j]
+        else:
+            w = (lam - x1) / (x2 - x1)
+            r = ((1.0 - w) * ((x1 - 1.0) * vals[j]) + w * ((x2 - 1.0) * vals[j + 1])) / (lam - 1.0)
+        return float(score(np.array([lam]), np.array([r]))[0])
+
+    return f
 
 
 def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int, pending=None):
