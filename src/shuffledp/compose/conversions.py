@@ -18,6 +18,7 @@ bound; T adaptive rounds compose to ``T * f`` (Mironov 2017, Prop. 1).
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -118,20 +119,29 @@ class Conversion:
 
 def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO,
             growth: int = _GROWTH, start: int = 2):
-    """Integer orders in blocks: start…first in full, then geometric blocks growing ×growth."""
+    """Integer orders in blocks: start…first in full, then geometric blocks growing ×growth
+    (the same arrays for the same arguments: formed once, ``_block_list``)."""
+    for block in _block_list(int(max_order), first, ratio, growth, int(start)):
+        yield block.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _block_list(max_order: int, first: int, ratio: float, growth: int, start: int):
+    out = []
     if start <= first:
         hi = min(first, max_order)
-        yield np.arange(start, hi + 1, dtype=np.int64)
+        out.append(np.arange(start, hi + 1, dtype=np.int64))
     else:
         hi = start
-        yield np.array([start], dtype=np.int64)
+        out.append(np.array([start], dtype=np.int64))
     lo = hi
     while lo < max_order:
         hi = min(lo * growth, max_order)
         n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(ratio))))
         grid = np.unique(np.round(np.geomspace(lo + 1, hi, n_pts)).astype(np.int64))
-        yield grid
+        out.append(grid)
         lo = hi
+    return tuple(out)
 
 
 #: Order grids of the search. "dense": every integer to 256 (cheap closed-form curves);
@@ -143,6 +153,16 @@ def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATI
 #: its integer optimum on any of them; every evaluated order is exact either way.
 _GRIDS = {"dense": (_FIRST_BLOCK, _GRID_RATIO, _GROWTH), "coarse": (32, 1.05, _GROWTH),
           "sparse": (8, 1.15, 2)}
+
+
+@functools.lru_cache(maxsize=32)
+def _useful_order_grid(top: int) -> np.ndarray:
+    """The orders ``first_useful_order`` checks up to ``top`` (read-only; formed once)."""
+    lam = np.unique(np.concatenate([np.arange(2, min(top, 4096) + 1),
+                                    np.geomspace(4096, max(top, 4096), 4000).astype(np.int64)]))
+    lam = lam[(lam >= 2) & (lam <= top)]
+    lam.flags.writeable = False
+    return lam
 
 
 def first_useful_order(floor, max_order: int, beat: float) -> int | None:
@@ -157,10 +177,7 @@ def first_useful_order(floor, max_order: int, beat: float) -> int | None:
     """
     if beat is None or not math.isfinite(beat):
         return 2
-    top = int(max_order)
-    lam = np.unique(np.concatenate([np.arange(2, min(top, 4096) + 1),
-                                    np.geomspace(4096, max(top, 4096), 4000).astype(np.int64)]))
-    lam = lam[(lam >= 2) & (lam <= top)]
+    lam = _useful_order_grid(int(max_order))
     fl = np.asarray(floor(lam), dtype=float)
     ok = np.flatnonzero(fl < beat)
     if ok.size == 0:
