@@ -30,8 +30,7 @@ from ..compose import conversions as _rdp
 from ..pairs.adapter import views_of
 from ..pairs.clone import ClonePair, fmt20_pair, pair_rdp
 from ..pairs.clone.hockey import pair_delta_floor
-from ..pairs.clone.rdp_points import _LINEAR_MAX
-from ..pairs.clone.renyi import pair_rdp_lazy
+from ..pairs.clone.renyi import pair_rdp_huge, pair_rdp_lazy
 from ..pairs.law import Bias
 from ..pairs.trimmed import TrimmedPair, trimmed_pair, trimming_charge
 from ..core.protocols import CheckIn
@@ -99,12 +98,10 @@ def _search_lazy(pair):
     the computed value near the optimum at n = 1e6), and ``pair_rdp`` is at least the exact
     D(λ); where the floor's ε is above the best value found, ``pair_rdp_lazy`` leaves them
     out (built only if the search asks for them after all)."""
-    huge = _LINEAR_MAX / pair.log_ratio + 1.0 if pair.log_ratio > 0 else math.inf
-
     def floor(orders):
         lam = np.asarray(orders, dtype=float)
         out = np.full(lam.shape, np.nan)
-        big = lam > huge
+        big = pair_rdp_huge(pair, lam)
         if big.any():
             out[big] = pair_rdp_floor(pair, lam[big])
         return out

@@ -68,6 +68,12 @@ def pair_rdp_lazy(pair, orders, decide, budget: int | None = None):
     return _pair_rdp(pair, orders, None, budget, decide)
 
 
+def pair_rdp_huge(pair, orders) -> np.ndarray:
+    """Which orders ``pair_rdp`` sums in log space over every point ((λ − 1) log(a/b) >
+    600): the only ones ``pair_rdp_lazy`` may leave out."""
+    return (np.asarray(orders, dtype=float) - 1.0) * pair.log_ratio > _LINEAR_MAX
+
+
 def _pair_rdp(pair, orders, step, budget, decide):
     _need_g0(pair, "pair_rdp")
     lam = np.asarray(orders)
