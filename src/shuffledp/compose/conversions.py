@@ -17,6 +17,8 @@ bound; T adaptive rounds compose to ``T * f`` (Mironov 2017, Prop. 1).
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -117,20 +119,29 @@ class Conversion:
 
 def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATIO,
             growth: int = _GROWTH, start: int = 2):
-    """Integer orders in blocks: start…first in full, then geometric blocks growing ×growth."""
+    """Integer orders in blocks: start…first in full, then geometric blocks growing ×growth
+    (the same arrays for the same arguments: formed once, ``_block_list``)."""
+    for block in _block_list(int(max_order), first, ratio, growth, int(start)):
+        yield block.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _block_list(max_order: int, first: int, ratio: float, growth: int, start: int):
+    out = []
     if start <= first:
         hi = min(first, max_order)
-        yield np.arange(start, hi + 1, dtype=np.int64)
+        out.append(np.arange(start, hi + 1, dtype=np.int64))
     else:
         hi = start
-        yield np.array([start], dtype=np.int64)
+        out.append(np.array([start], dtype=np.int64))
     lo = hi
     while lo < max_order:
         hi = min(lo * growth, max_order)
         n_pts = max(2, int(math.ceil(math.log(hi / lo) / math.log(ratio))))
         grid = np.unique(np.round(np.geomspace(lo + 1, hi, n_pts)).astype(np.int64))
-        yield grid
+        out.append(grid)
         lo = hi
+    return tuple(out)
 
 
 #: Order grids of the search. "dense": every integer to 256 (cheap closed-form curves);
@@ -142,6 +153,16 @@ def _blocks(max_order: int, first: int = _FIRST_BLOCK, ratio: float = _GRID_RATI
 #: its integer optimum on any of them; every evaluated order is exact either way.
 _GRIDS = {"dense": (_FIRST_BLOCK, _GRID_RATIO, _GROWTH), "coarse": (32, 1.05, _GROWTH),
           "sparse": (8, 1.15, 2)}
+
+
+@functools.lru_cache(maxsize=32)
+def _useful_order_grid(top: int) -> np.ndarray:
+    """The orders ``first_useful_order`` checks up to ``top`` (read-only; formed once)."""
+    lam = np.unique(np.concatenate([np.arange(2, min(top, 4096) + 1),
+                                    np.geomspace(4096, max(top, 4096), 4000).astype(np.int64)]))
+    lam = lam[(lam >= 2) & (lam <= top)]
+    lam.flags.writeable = False
+    return lam
 
 
 def first_useful_order(floor, max_order: int, beat: float) -> int | None:
@@ -156,10 +177,7 @@ def first_useful_order(floor, max_order: int, beat: float) -> int | None:
     """
     if beat is None or not math.isfinite(beat):
         return 2
-    top = int(max_order)
-    lam = np.unique(np.concatenate([np.arange(2, min(top, 4096) + 1),
-                                    np.geomspace(4096, max(top, 4096), 4000).astype(np.int64)]))
-    lam = lam[(lam >= 2) & (lam <= top)]
+    lam = _useful_order_grid(int(max_order))
     fl = np.asarray(floor(lam), dtype=float)
     ok = np.flatnonzero(fl < beat)
     if ok.size == 0:
@@ -170,11 +188,24 @@ def first_useful_order(floor, max_order: int, beat: float) -> int | None:
     return int(lam[i - 1]) + 1 if i > 0 and lam[i] - lam[i - 1] > 1 else int(lam[i])
 
 
-def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int = 2) -> Conversion:
+def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int = 2,
+            lazy=None) -> Conversion:
     """Shared search: ``score(orders, rdp_values) -> objective`` (smaller is better).
 
     ``coarse``: False/"dense", True/"coarse" or "sparse" (see ``_GRIDS``). ``start``: the
     smallest order worth evaluating (``first_useful_order``).
+
+    ``lazy`` = (rdp_floor, rdp_lazy): ``rdp_floor(orders)`` certified lower bounds on the
+    values ``rdp_fn`` returns (NaN where none); ``rdp_lazy(block, decide)`` is the call
+    ``rdp_fn(block)`` that may leave out (NaN) orders ``decide(candidates, got)`` allows,
+    returning (values, {order: forcer}); ``got`` are the block's values computed so far.
+    An order is allowed when the objective at its floor (the objective is non-decreasing
+    in the RDP value) is above the best value already found (among orders that stay in
+    the search's set): its own value is then above the minimum, so it is never the best
+    order, and the search visits the same orders, keeps the same best and returns the
+    same numbers. A left-out value is computed (by its forcer: the same float) if the
+    search needs it after all (a neighbour of the best order, an order the integer
+    refinement compares).
     """
     orders = np.empty(0, dtype=np.int64)
     values = np.empty(0)
@@ -182,12 +213,44 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     grid = {False: "dense", True: "coarse"}.get(coarse, coarse)
     if grid not in _GRIDS:
         raise ValueError(f"grid must be one of {', '.join(_GRIDS)}; got {coarse!r}")
+    pending: dict = {}                  # order -> forcer of a value left out (``lazy``)
+
+    def objective(o, v):
+        obj = score(o, v)
+        if pending:
+            obj = np.where(np.isin(o, list(pending)), np.inf, obj)
+        return obj
+
+    def force(idx):
+        for i in idx:
+            o = int(orders[i])
+            if o in pending:
+                values[i] = pending.pop(o)()
+
     blocks = _blocks(max_order, *_GRIDS[grid], start=max(2, int(start)))
+    def decide(cand, got):
+        # The best value so far: over the orders evaluated before this block and those of
+        # the block already computed (every one of them stays in the search's set).
+        o = np.concatenate([orders, np.array(list(got), dtype=np.int64)])
+        v = np.concatenate([values, np.array(list(got.values()), dtype=float)])
+        beat = float(np.min(objective(o, v))) if o.size else math.inf
+        cand = np.asarray(cand, dtype=np.int64)
+        if not math.isfinite(beat):
+            return np.zeros(cand.shape, dtype=bool)
+        fl = np.asarray(lazy[0](cand), dtype=float)
+        known = np.isfinite(fl)
+        return known & (score(cand, np.where(known, fl, 0.0)) > beat)
+
     for block in blocks:
-        vals = np.asarray(rdp_fn(block), dtype=float)
+        if lazy is not None:
+            vals, forcers = lazy[1](block, decide)
+            pending.update(forcers)
+        else:
+            vals = rdp_fn(block)
+        vals = np.asarray(vals, dtype=float)
         orders = np.concatenate([orders, block])
         values = np.concatenate([values, vals])
-        obj = score(orders, values)
+        obj = objective(orders, values)
         best = int(np.argmin(obj))
         # Extend only while the best order is in the top 5 % of the evaluated range and
         # the objective is still finite there (an infinite tail cannot improve).
@@ -195,7 +258,7 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
             break
     else:
         limit_hit = True
-    obj = score(orders, values)
+    obj = objective(orders, values)
     best = int(np.argmin(obj))
     if limit_hit and orders[best] < 0.95 * orders[-1]:
         limit_hit = False
@@ -203,8 +266,9 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     lo_o = orders[best - 1] if best > 0 else orders[best]
     hi_o = orders[best + 1] if best + 1 < len(orders) else orders[best]
     if grid == "sparse" and hi_o - lo_o > 8:
-        orders, values = _integer_refine(rdp_fn, score, orders, values, int(lo_o), int(hi_o))
-        obj = score(orders, values)
+        orders, values = _integer_refine(rdp_fn, score, orders, values, int(lo_o), int(hi_o),
+                                         pending)
+        obj = objective(orders, values)
         best = int(np.argmin(obj))
     elif hi_o - lo_o > 2:
         fill = np.setdiff1d(np.arange(lo_o, hi_o + 1, dtype=np.int64), orders)
@@ -213,17 +277,15 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
             values = np.concatenate([values, np.asarray(rdp_fn(fill), dtype=float)])
             idx = np.argsort(orders)
             orders, values = orders[idx], values[idx]
-            obj = score(orders, values)
+            obj = objective(orders, values)
             best = int(np.argmin(obj))
     best_val = float(obj[best])
     best_order = float(orders[best])
     # Real orders on the chord between the best order's neighbours.
     if 0 < best < len(orders) - 1 and np.isfinite(best_val):
+        force((best - 1, best + 1))
         a, b = float(orders[best - 1]), float(orders[best + 1])
-
-        def f(lam):
-            r = at_real_orders(orders, values, lam)
-            return float(score(np.array([lam]), r)[0])
+        f = _chord_objective(orders, values, score)
 
         # Any order is valid: the refinement only has to find a better one, not the best.
         x, fx = golden_min(f, a, b, max(8, int(math.ceil(math.log(max(b - a, 1e-6) / (1e-6 * b))
@@ -233,18 +295,48 @@ def _search(rdp_fn: RdpFunction, score, max_order: int, coarse=False, start: int
     return Conversion(best_val, best_order, limit_hit, int(orders[-1]), int(orders.size))
 
 
-def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int):
+def _chord_objective(orders, values, score):
+    """``lam -> score(lam, at_real_orders(orders, values, lam))`` for one real order inside
+    the evaluated range (the golden refinement's ~20 evaluations), without the array
+    set-up of ``at_real_orders`` at each call: the chord is formed with the same IEEE
+    operations on the same floats (+, −, ×, ÷ round the same in numpy and Python), so the
+    value is the same."""
+    xs = np.asarray(orders, dtype=float).tolist()
+    vals = np.asarray(values, dtype=float).tolist()
+    last = len(xs) - 2
+
+    def f(lam: float) -> float:
+        lam = float(lam)
+        if not (2.0 <= xs[0] <= lam <= xs[-1]):             # not the refinement's case
+            return float(score(np.array([lam]), at_real_orders(orders, values, lam))[0])
+        j = min(max(bisect.bisect_right(xs, lam) - 1, 0), last)
+        x1, x2 = xs[j], xs[j + 1]
+        if lam == x1:
+            r = vals[j]
+        else:
+            w = (lam - x1) / (x2 - x1)
+            r = ((1.0 - w) * ((x1 - 1.0) * vals[j]) + w * ((x2 - 1.0) * vals[j + 1])) / (lam - 1.0)
+        return float(score(np.array([lam]), np.array([r]))[0])
+
+    return f
+
+
+def _integer_refine(rdp_fn, score, orders, values, lo: int, hi: int, pending=None):
     """Golden-section search over the integers in [lo, hi] for expensive curves.
 
     ~log(hi − lo)/log(1.618) single-order evaluations instead of every integer; the
     objective of a convex RDP curve is unimodal in the order, and if it were not, the
     answer would still be valid (every evaluated order is) — only less refined.
+    ``pending``: forcers of values left out (``_search``'s ``lazy``), computed when compared.
     """
     known = dict(zip(orders.tolist(), values.tolist()))
+    pending = {} if pending is None else pending
 
     def val(o: int) -> float:
         if o not in known:
             known[o] = float(np.asarray(rdp_fn(np.array([o], dtype=np.int64)), dtype=float)[0])
+        elif o in pending:
+            known[o] = pending.pop(o)()
         return float(score(np.array([o]), np.array([known[o]]))[0])
 
     golden_integer(val, lo, hi)                  # every order it evaluates is in ``known``
@@ -261,7 +353,8 @@ class CannotBeatOrders(ArithmeticError):
         super().__init__(f"no order can beat {beat:.6g}: the conversion alone is at least {floor:.6g}")
 
 
-def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None):
+def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, tiny=None,
+                   lazy=None):
     start = first_useful_order(floor, max_order, beat_score) if beat is not None else 2
     if start is not None and coarse == "sparse":
         # Expensive curves: evaluating the low orders in one call is cheaper than the
@@ -276,7 +369,7 @@ def _pruned_search(rdp_fn, score, floor, max_order, coarse, beat, beat_score, ti
     if start is None:
         lam = np.unique(np.geomspace(2, max(int(max_order), 2), 10**5).astype(np.int64))
         raise CannotBeatOrders(float(np.min(floor(lam))), beat)
-    return _search(rdp_fn, score, max_order, coarse, start=start), start
+    return _search(rdp_fn, score, max_order, coarse, start=start, lazy=lazy), start
 
 
 def _eps_floor(delta):
@@ -295,11 +388,13 @@ def _logdelta_floor(eps):
 
 def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
                    max_order: int = DEFAULT_MAX_ORDER, coarse=False, *,
-                   beat: float | None = None) -> Conversion:
+                   beat: float | None = None, lazy=None) -> Conversion:
     """Smallest ε over orders such that T rounds of ``rdp_fn`` are (ε, δ)-DP.
 
     ``beat``: an ε known from elsewhere; orders that cannot give less are not evaluated
-    (``CannotBeatOrders`` if none can).
+    (``CannotBeatOrders`` if none can). ``lazy`` = (rdp_floor, rdp_lazy): orders whose
+    floor proves they cannot be the best are left out where ``rdp_lazy`` saves work; the
+    result is the same Conversion (``_search``).
     """
 
     def score(o, v):
@@ -307,7 +402,7 @@ def search_epsilon(rdp_fn: RdpFunction, delta: float, rounds: int = 1,
 
     kl = -math.log1p(-delta * delta)
     c, _ = _pruned_search(rdp_fn, score, _eps_floor(delta), max_order, coarse, beat, beat,
-                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6))
+                          tiny=lambda v2: rounds * v2 <= kl * (1.0 + 1e-6), lazy=lazy)
     return c
 
 

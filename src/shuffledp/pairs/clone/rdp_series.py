@@ -41,39 +41,61 @@ def _series_moments(n: int, p: float, K: float, kmax: int):
     """
     cs = _rdp_window(n, p, K)[0]
     s = (cs + 1).astype(float)
-    logmu = _log_moments_rows(int(cs[0]) + 1, int(cs[-1]) + 1, kmax + 1)
-    return s, np.exp(logmu[:, :-1]), logmu[:, -1]
+    mu, log_top = _moments_rows(int(cs[0]) + 1, int(cs[-1]) + 1, kmax + 1)
+    return s, mu, log_top
 
 
 #: Rows of ``rademacher_log_moments`` by blocks of consecutive s: they depend on s alone,
 #: so the windows of different pairs (the trimmed-clone ε0 search, the order rungs) share
-#: them. (kmax, block) -> array; at most _MOM_BLOCKS blocks of _MOM_ROWS rows are kept.
+#: them. (kmax, block) -> (moments, log of the last): the first kmax − 1 columns
+#: exponentiated (what ``_series_eval`` reads) and the last one's log; at most _MOM_BLOCKS
+#: blocks of _MOM_ROWS rows are kept.
 _MOM_CACHE: dict = register(__name__ + "._MOM_CACHE", {})
 _MOM_ROWS = 1024
 _MOM_BLOCKS = 96
 
 
-def _log_moments_rows(s_lo: int, s_hi: int, kmax: int) -> np.ndarray:
-    """``rademacher_log_moments(arange(s_lo, s_hi + 1), kmax)`` from cached blocks."""
+def _moments_rows(s_lo: int, s_hi: int, kmax: int):
+    """(exp(L[:, :-1]), L[:, -1]) for L = ``rademacher_log_moments(arange(s_lo, s_hi + 1),
+    kmax)``, from cached blocks. A block is exponentiated once, where the window's rows
+    were exponentiated per window before: exp is elementwise and each row is the same
+    contiguous run of kmax − 1 values in both layouts, so the floats are the same."""
     b_lo, b_hi = s_lo // _MOM_ROWS, s_hi // _MOM_ROWS
     if b_hi - b_lo + 1 > _MOM_BLOCKS // 2:                 # too wide to cache: direct
-        return rademacher_log_moments(np.arange(s_lo, s_hi + 1, dtype=float), kmax)
+        lm = rademacher_log_moments(np.arange(s_lo, s_hi + 1, dtype=float), kmax)
+        return np.exp(lm[:, :-1]), lm[:, -1]
     parts = []
     for b in range(b_lo, b_hi + 1):
         key = (kmax, b)
         blk = _MOM_CACHE.pop(key, None)
         if blk is None:
             rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
-            blk = rademacher_log_moments(rows, kmax)
+            lm = rademacher_log_moments(rows, kmax)
             if b == 0:                                      # s = 0 is not a slice size
-                blk = np.concatenate([np.full((1, kmax), np.nan), blk])
+                lm = np.concatenate([np.full((1, kmax), np.nan), lm])
+            blk = (np.exp(lm[:, :-1]), lm[:, -1].copy())
         _MOM_CACHE[key] = blk                               # most recently used last
         parts.append(blk)
     while len(_MOM_CACHE) > _MOM_BLOCKS:
         _MOM_CACHE.pop(next(iter(_MOM_CACHE)))
-    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
     off = s_lo - b_lo * _MOM_ROWS
-    return out[off: off + (s_hi - s_lo + 1)]
+    rows = slice(off, off + (s_hi - s_lo + 1))
+    if len(parts) == 1:
+        return parts[0][0][rows], parts[0][1][rows]
+    return (np.concatenate([m for m, _ in parts])[rows],
+            np.concatenate([t for _, t in parts])[rows])
+
+
+@functools.lru_cache(maxsize=256)
+def _top_moments(s: float):
+    """(mu, log_top) of the one-row check of ``_series_part`` at slice size s (most terms):
+    the same call and floats as computing it there; kept because the calls of one order
+    search share their window's top slice (a pure function of s; read-only arrays)."""
+    lm = rademacher_log_moments(np.array([s]), _SERIES_TERMS[-1] + 1)
+    mu, log_top = np.exp(lm[:, :-1]), lm[:, -1]
+    mu.flags.writeable = False
+    log_top.flags.writeable = False
+    return mu, log_top
 
 
 def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
@@ -130,12 +152,35 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
     t2 = np.where(ts >= 1.0, -np.inf, t2)
     with np.errstate(over="ignore"):
-        rem = np.min(np.exp(t1) + np.exp(t2), axis=1)
+        tot = np.exp(t1)
+        tot += np.exp(t2)
+    # The smallest candidate per slice, column by column (a minimum is exact: the same
+    # floats as a reduction along the rows, which numpy runs 6 elements at a time).
+    rem = tot[:, 0].copy()
+    for j in range(1, tot.shape[1]):
+        np.minimum(rem, tot[:, j], out=rem)
     # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
     rem = rem + 2.3e-308 * float(c.sum())
     if B > 1:
         rem = np.repeat(rem, B)[:full]
     return val * (1.0 + _SERIES_SLACK), rem
+
+
+#: Margin of ``_first_slice_fails``: its one-row value and remainder may differ from the
+#: window's row in the last bits (another matrix-vector product; ~1e-15 relative).
+_FAIL_MARGIN = 1e-9
+
+
+def _first_slice_fails(pair, lam: int, s0: int, kmax: int) -> bool:
+    """True when the window's first slice (s0 = c + 1) is clearly not accurate with kmax
+    terms: its remainder is above ``_SERIES_TOL`` of its value by more than
+    ``_FAIL_MARGIN``. ``_accepted_from`` on the whole window would then return at least 1,
+    so the window's evaluation with kmax terms is not needed to know that more terms are.
+    (Evaluated alone: the remainder at the first slice is the window's own, ``_series_eval``
+    evaluates it at every B-th slice from the first.) False when in doubt."""
+    mu, log_top = _moments_rows(s0, s0, kmax + 1)
+    val, rem = _series_eval(pair, lam, kmax, np.array([float(s0)]), mu, log_top)
+    return bool(rem[0] > _SERIES_TOL * val[0] * (1.0 + _FAIL_MARGIN))
 
 
 def _accepted_from(val, rem) -> int:
@@ -168,12 +213,14 @@ def _series_part(pair, orders: np.ndarray, K: float):
     lam_max = int(orders.max())
     # Hopeless when even the top slice of the window is not accurate with the most terms.
     top = np.array([float(cs[-1] + 1)])
-    lm = rademacher_log_moments(top, _SERIES_TERMS[-1] + 1)
-    val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, np.exp(lm[:, :-1]), lm[:, -1])
+    mu_top, log_top = _top_moments(float(cs[-1] + 1))
+    val, rem = _series_eval(pair, lam_max, _SERIES_TERMS[-1], top, mu_top, log_top)
     if _accepted_from(val, rem) > 0:
         return cs.size, out
     # The fewest terms that serve the largest order as well as the most terms do.
     for kmax in _SERIES_TERMS:
+        if kmax != _SERIES_TERMS[-1] and _first_slice_fails(pair, lam_max, int(cs[0]) + 1, kmax):
+            continue              # the full evaluation would give jstop > 0: try more terms
         top_part = _series_slices(pair, lam_max, K, kmax)
         jstop = _accepted_from(*top_part)
         if jstop == 0:

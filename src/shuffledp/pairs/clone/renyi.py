@@ -18,8 +18,8 @@ from ...core._lazy import special  # scipy.special on first use (import time)
 from ...core._memo import register
 from ...numerics import round_up
 from .hockey import _need_g0
-from .rdp_points import (RDP_POINT_BUDGET, _LINEAR_MAX, _chunk_logw, _exp_log_sum,
-                         _log_sum_pos, _rdp_terms, _rdp_window, _rdp_window_sds)
+from .rdp_points import (RDP_POINT_BUDGET, _LINEAR_MAX, DeferredTerms, _chunk_logw,
+                         _exp_log_sum, _log_sum_pos, _rdp_terms, _rdp_window, _rdp_window_sds)
 from .rdp_series import _series_part
 
 #: Off only in benchmarks (to time the point sum it replaces).
@@ -47,19 +47,48 @@ def pair_rdp(pair, orders, step: int | None = None,
     by a relative ~Δ/(2 E[C]). ``step`` (an int) forces the point sum everywhere with that
     Δ; ``step=1`` is the exact point sum.
     """
+    return _pair_rdp(pair, orders, step, budget, None)[0]
+
+
+def pair_rdp_lazy(pair, orders, decide, budget: int | None = None):
+    """``pair_rdp(pair, orders, budget=budget)`` where the caller may not need some values.
+
+    ``decide(candidates, got)`` is asked, once the cheaper orders of an order group are
+    summed, which of that group's huge orders ((λ − 1) log(a/b) > 600: log-space sums over
+    every point of the window) the caller can do without for now (booleans, one per
+    candidate); ``got`` holds the values of this call's orders computed so far (as
+    returned). They are left out only if all of them may be and their points are not built
+    yet. Returns (values, forcers): the values are ``pair_rdp``'s, NaN where left out, and
+    ``forcers[order]()`` gives each such order's value later — the same float ``pair_rdp``
+    would have returned in this call (the points are built then as this call would have
+    built them, ``rdp_points.DeferredTerms``, and the caches hold what they would have
+    held). Every other value, and every later ``pair_rdp`` value, is the float it would
+    have been without ``decide``.
+    """
+    return _pair_rdp(pair, orders, None, budget, decide)
+
+
+def pair_rdp_huge(pair, orders) -> np.ndarray:
+    """Which orders ``pair_rdp`` sums in log space over every point ((λ − 1) log(a/b) >
+    600): the only ones ``pair_rdp_lazy`` may leave out."""
+    return (np.asarray(orders, dtype=float) - 1.0) * pair.log_ratio > _LINEAR_MAX
+
+
+def _pair_rdp(pair, orders, step, budget, decide):
     _need_g0(pair, "pair_rdp")
     lam = np.asarray(orders)
     if lam.size == 0:
-        return np.zeros(0)
+        return np.zeros(0), {}
     if np.any(lam != np.round(lam)) or np.any(lam < 2):
         raise ValueError(f"orders must be integers >= 2; got {orders!r}")
     lam = lam.astype(np.int64)
     out = np.empty(lam.shape, dtype=float)
     lr = pair.log_ratio
     if lr == 0.0:
-        return np.zeros(lam.shape)
+        return np.zeros(lam.shape), {}
     flat = lam.ravel()
     res = np.empty(flat.shape)
+    lazy = None if decide is None else (decide, frozenset(flat.tolist()), {})
     # Orders are processed in groups of similar size so that the window fits each group.
     order_idx = np.argsort(flat)
     groups = []
@@ -77,9 +106,9 @@ def pair_rdp(pair, orders, step: int | None = None,
         # (its remainders are computed for the window used) and the points of one rung
         # are cached, so the order search's later calls reuse them.
         K = 4.0 * math.ceil(_rdp_window_sds(int(g_orders.max()), lr) / 4.0)
-        res[grp] = _rdp_group(pair, g_orders, K, step, budget or RDP_POINT_BUDGET)
+        res[grp] = _rdp_group(pair, g_orders, K, step, budget or RDP_POINT_BUDGET, lazy)
     out[...] = res.reshape(lam.shape)
-    return round_up(out)
+    return round_up(out), ({} if lazy is None else lazy[2])
 
 
 
@@ -88,7 +117,32 @@ def pair_rdp(pair, orders, step: int | None = None,
 _VALUES: dict = register(__name__ + "._VALUES", {})
 
 
-def _rdp_group(pair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
+class _Deferred:
+    """The value of one huge order left out by ``pair_rdp_lazy``: computed on first use from
+    its group's point set (``DeferredTerms``, or the cached entry it found), by the same
+    per-order log-space sum as the group's own call (each order's sum is independent of
+    the others'), so the float is the one that call would have produced."""
+
+    __slots__ = ("pair", "order", "K", "step", "budget", "entry", "value")
+
+    def __init__(self, pair, order, K, step, budget, entry):
+        self.pair, self.order, self.K, self.step, self.budget = pair, order, K, step, budget
+        self.entry, self.value = entry, None
+
+    def force(self) -> float:
+        if self.value is None:
+            self.value = float(_rdp_group_sum(self.pair, np.array([self.order], dtype=np.int64),
+                                              self.K, self.step, self.budget,
+                                              terms=self.entry.terms())[0])
+            self.entry = None
+        return self.value
+
+    def __call__(self) -> float:
+        """The value as ``pair_rdp`` returns it (rounded up like the rest of its array)."""
+        return float(round_up(np.array([self.force()]))[0])
+
+
+def _rdp_group(pair, orders: np.ndarray, K: float, step, budget, lazy=None) -> np.ndarray:
     vkey = (pair, step, budget)
     done = _VALUES.pop(vkey, None) or {}
     _VALUES[vkey] = done
@@ -98,14 +152,46 @@ def _rdp_group(pair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
     # Orders past the linear regime take the log-space path over every slice; the others
     # may use the series, so the two kinds are summed separately.
     lin = (todo - 1) * pair.log_ratio <= _LINEAR_MAX
-    for part in (todo[lin], todo[~lin]):
-        if part.size:
-            done.update(zip(part.tolist(), _rdp_group_sum(pair, part, K, step, budget).tolist()))
-    return np.array([done[int(o)] for o in orders], dtype=float)
+    for huge, part in ((False, todo[lin]), (True, todo[~lin])):
+        if not part.size:
+            continue
+        if huge and lazy is not None and _may_defer(lazy, part, done):
+            # Huge orders the caller can do without (``pair_rdp_lazy``): their point set is
+            # looked up as the sum below would; only where it would be built is it deferred.
+            entry = _rdp_terms(pair, K, step, budget, None, want_logw=True, lazy=True)
+            if isinstance(entry, DeferredTerms):
+                for o in part.tolist():
+                    done[o] = lazy[2][o] = _Deferred(pair, o, K, step, budget, entry)
+                continue
+            vals = _rdp_group_sum(pair, part, K, step, budget, terms=entry)
+        else:
+            vals = _rdp_group_sum(pair, part, K, step, budget)
+        done.update(zip(part.tolist(), vals.tolist()))
+    out = np.empty(orders.shape, dtype=float)
+    for i, o in enumerate(orders.tolist()):
+        v = done[o]
+        if isinstance(v, _Deferred):
+            if lazy is not None and lazy[2].get(o) is v:
+                v = math.nan                    # left out by this call
+            else:
+                v = done[o] = v.force()
+        out[i] = v
+    return out
+
+
+def _may_defer(lazy, part, done) -> bool:
+    """Whether the caller of ``pair_rdp_lazy`` can do without every order of ``part``."""
+    decide, block, _ = lazy
+    got = [(o, v) for o, v in done.items() if o in block and not isinstance(v, _Deferred)]
+    got = dict(zip([o for o, _ in got],
+                   round_up(np.array([v for _, v in got], dtype=float)).tolist()))
+    return bool(np.all(decide(part, got)))
 
 
 
-def _rdp_group_sum(pair, orders: np.ndarray, K: float, step, budget) -> np.ndarray:
+def _rdp_group_sum(pair, orders: np.ndarray, K: float, step, budget, terms=None) -> np.ndarray:
+    """The group's values; ``terms``: its point set when the caller has looked it up already
+    (``_rdp_terms`` with no ``jstop``; only for huge orders, which do not use the series)."""
     lr = pair.log_ratio
     A = (orders - 1).astype(float)
     linear = A * lr <= _LINEAR_MAX
@@ -124,8 +210,9 @@ def _rdp_group_sum(pair, orders: np.ndarray, K: float, step, budget) -> np.ndarr
             log_below = _rdp_window(pair.n, pair.p, K)[2]
     logw_memo = {}
     if jstop is None or jstop > 0:
-        chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass), logw_memo = _rdp_terms(
-            pair, K, step, budget, jstop, want_logw=not np.all(linear))
+        chunks, log_tm, log_below, (c_eval, mass, alo, ahi, log_mass), logw_memo = (
+            terms if terms is not None else
+            _rdp_terms(pair, K, step, budget, jstop, want_logw=not np.all(linear)))
     log_parts = [[] for _ in orders]
     for wpt, ell, split, (j0, j1) in chunks:
         buf = np.empty_like(ell)
