@@ -14,8 +14,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scipy.special
 
 from shuffledp.numerics import binomial as nb
+from shuffledp.pairs import hidden as sp
 from shuffledp.numerics.binomial import _U, bd0, binom_logpmf_pairs, stirlerr
 
 _REF_SERIES_ELEMENTS = 1 << 21
@@ -159,6 +161,128 @@ def _ref_tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarr
 
 
 
+def _ref_path_log_cdf_upper(N, q, K, ranking: bool = False):
+    """log of certified upper bounds on Pr[Bin(N[r], q) ≤ K[r, j]] along rows where N falls
+    by exactly 1 per row (the slices of ``_checkin_binned``); K (rows × J) is any integer
+    array (thresholds held within a block, or moving by a step per row).
+
+    scipy's ``bdtr`` was measured 3.5e-6 relative off at N = 1e9 (beyond the 1e-6 slack it
+    was given) and costs ~0.3 s per 1e6 entries; here each column is certified once at
+    its first regular row (``numerics.binom_cdf_bounds``: a summed tail with a geometric
+    remainder) and carried down the rows by exact identities, Bin(N) being Bin(N − 1) plus
+    a Bernoulli(q):
+
+      Pr[Bin(N − 1) ≤ k] = Pr[Bin(N) ≤ k] + q·b(N − 1, k),
+      Pr[Bin(N) ≤ k − 1] = Pr[Bin(N) ≤ k] − b(N, k),  Pr[Bin(N) ≤ k + 1] = … + b(N, k + 1),
+
+    b the pmf, moved along the path by its exact ratios in log space. The rounding is
+    bounded explicitly: η·Σ|terms| is added, η covering the log-pmf (1e-11), the chained
+    log ratios (m·u·(8 + max|log b|)) and the sums. Rows with K < 0 (probability 0) or
+    K ≥ N (probability 1) are exact; the next regular row restarts the certification.
+    """
+    N = np.asarray(N, dtype=float)
+    K = np.asarray(K, dtype=float)
+    R, J = K.shape
+    out = np.empty((R, J))
+    lp = math.log1p(-q)
+    segs = []
+    for j in range(J):
+        k = K[:, j]
+        reg = (k >= 0) & (k < N)
+        out[~reg, j] = np.where(k[~reg] < 0, -np.inf, 0.0)
+        # A fall of the threshold by more than 2 (a block boundary) restarts: subtracting
+        # the run of pmfs between the thresholds would cancel (the new CDF can be far
+        # smaller than the old one).
+        first = reg.copy()
+        first[1:] &= ~reg[:-1] | ((k[1:] - k[:-1]) < -2)
+        starts = np.flatnonzero(first)
+        ends = np.empty_like(starts)
+        nxt = np.append(starts[1:], R)
+        for i, (r0, r1) in enumerate(zip(starts, nxt)):
+            irr = np.flatnonzero(~reg[r0:r1])
+            ends[i] = r0 + (int(irr[0]) if irr.size else r1 - r0)
+        segs.extend((j, r0, r1) for r0, r1 in zip(starts.tolist(), ends.tolist()))
+    if not segs:
+        return out
+    # Every segment's certified start and first log-pmf in one vectorised call each.
+    sj = np.array([x[0] for x in segs])
+    s0 = np.array([x[1] for x in segs])
+    if ranking:
+        # Only to rank candidate ε0 (never a reported value): the regularised incomplete
+        # beta, Pr[Bin(N, q) ≤ k] = I_{1−q}(N − k, k + 1) (scipy, measured within 3e-10 of
+        # the certified series up to N = 1e10, microseconds instead of O(√N) terms).
+        kk = K[s0, sj]
+        F0 = np.minimum(1.0, scipy.special.betainc(N[s0] - kk, kk + 1.0, 1.0 - q) * (1.0 + 1e-9))
+    else:
+        F0 = nb.binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
+    nxt_row = np.minimum(s0 + 1, R - 1)
+    base = nb.binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
+    if sum(r1 - r0 for _, r0, r1 in segs) >= 256 * len(segs):
+        # a few long runs: contiguous slices, one call each (a padded matrix would gather)
+        for i, (j, r0, r1) in enumerate(segs):
+            out[r0:r1, j] = sp._segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
+                                             float(base[i]))
+    else:                               # many short runs: all at once
+        sp._segments_log_cdf(out, N, K, segs, q, lp, F0, base)
+    return out
+
+
+def _ref_checkin_binned(hp, budget: int, ranking: bool = False) :
+    n, g, p, k = hp.n, hp.rate, hp.p, hp.kappa
+    mu = g * p
+    q = (1.0 - g) / (1.0 - mu)
+    lo, hi = nb.binom_window(n, mu, sp._S_SDS, sp._S_EXTRA)
+    s = np.arange(lo, hi + 1)
+    ls = nb.binom_logpmf(s, n, mu)
+    N = (n - s).astype(float)
+    W = np.exp(ls) * (k * N * q + s) / sp._norm(hp)
+    zero = float(W[0]) if s[0] == 0 else 0.0
+    keep = s >= 1
+    s, W, N = s[keep], W[keep], N[keep]
+    worst = nb.binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
+    if s.size == 0:
+        return sp.Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                     np.zeros(0), zero, worst, False)
+    J = 1 if q <= 0.0 else len(sp._NBOT_Z)
+    B = sp._block_width(s.size, J, n * mu, budget)
+    starts = np.arange(0, s.size, B)
+    ends = np.minimum(starts + B, s.size) - 1
+    if q <= 0.0:                                     # γ = 1: n_⊥ = 0 always
+        w = np.add.reduceat(W, starts)
+        return sp.Cells((s[starts] - 1).astype(np.int64), np.full(starts.size, hp.bias.alpha),
+                     np.full(starts.size, hp.bias.beta), np.full(starts.size, hp.bias.gamma), w,
+                     zero, worst, B == 1)
+    # Common n_⊥ edges per block (n_⊥ | s ~ Bin(n − s, q)), below the block's smallest
+    # conditional mean. Under the size-biased weights (κ n_⊥ + s) the law of n_⊥ given s
+    # mixes Bin(N, q) (share s) and 1 + Bin(N − 1, q) (share κNq).
+    z = np.array(sp._NBOT_Z)
+    mean_b = N[ends] * q
+    sd_b = np.sqrt(N[starts] * q * (1.0 - q))
+    edges = np.maximum(0.0, np.floor(mean_b[:, None] + z[None, :] * sd_b[:, None]))
+    blk = np.repeat(np.arange(starts.size), ends - starts + 1)
+    E = edges[blk]                                   # (n_s, J)
+    mix_a = (s / (s + k * N * q))[:, None]
+    if float(N.max()) > nb.BDTR_MAX_N:          # scipy's bdtr is not accurate enough there
+        u1 = np.exp(_ref_path_log_cdf_upper(N, q, E - 1.0, ranking))
+        u2 = np.exp(_ref_path_log_cdf_upper(N - 1.0, q, E - 2.0, ranking))
+    else:
+        u1 = np.exp(sp._log_cdf_upper(N[:, None], q, E - 1.0))
+        u2 = np.exp(sp._log_cdf_upper(N[:, None] - 1.0, q, E - 2.0))
+    U = np.minimum(1.0, mix_a * u1 + (1.0 - mix_a) * u2)
+    U = np.maximum.accumulate(U, axis=1)
+    frac = np.diff(np.concatenate([U, np.ones((s.size, 1))], axis=1), axis=1)
+    worst += float(np.dot(W, U[:, 0]))
+    wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
+    alpha, beta, gamma = sp._bias_eff(hp, s[ends][:, None], edges)
+    c = np.broadcast_to((s[starts] - 1)[:, None], wj.shape)
+    # Bin-major order: within a bin the slices run over consecutive c (fast δ kernel).
+    wj, alpha, beta, gamma, c = wj.T, alpha.T, beta.T, gamma.T, c.T
+    live = wj > 0
+    return sp.Cells(c[live].astype(np.int64), alpha[live].astype(float), beta[live].astype(float),
+                 gamma[live].astype(float), wj[live], zero, worst,
+                 False)
+
+
 # ---------------------------------------------------------------------------------------
 # Comparisons
 # ---------------------------------------------------------------------------------------
@@ -243,3 +367,34 @@ def test_binom_logpmf_same_floats(seed):
                     (3.0, 10.0, 1.0), (4e9, 1e10, 0.4)):
         assert np.array_equal(binom_logpmf_pairs(k, n, p), _ref_binom_logpmf_pairs(k, n, p))
         assert np.shape(binom_logpmf_pairs(k, n, p)) == ()
+
+
+def _same_cells(a, b):
+    return (np.array_equal(a.c, b.c) and np.array_equal(a.alpha, b.alpha)
+            and np.array_equal(a.beta, b.beta) and np.array_equal(a.gamma, b.gamma)
+            and np.array_equal(a.w, b.w) and a.zero == b.zero and a.worst == b.worst
+            and a.exact == b.exact)
+
+
+@pytest.mark.parametrize("n,rate,eps0,budget,ranking", [
+    (301, 0.1, 1.0, sp.ATOM_BUDGET, False),
+    (5_000, 0.3, 2.0, None, False),
+    (200_000, 0.05, 3.0, 80_000, False),
+    (1_000_000, 0.5, 1.5, sp.ATOM_BUDGET, False),      # scipy's bdtr, the largest n
+    (2_000_000, 0.1, 4.0, 80_000, True),
+    (3_000_000, 0.9, 0.7, 80_000, False),
+    (150_000_000, 0.331, 6.8, 80_000, True),           # several blocks, ranking
+    (150_000_000, 0.331, 6.8, 200_000, False),         # certified series, moving thresholds
+    (10**10, 0.443, 6.0, 80_000, True),                # one block (thresholds never move)
+    (10**9, 0.1, 5.0, 400_000, False),
+    (50_000, 1.0, 1.0, sp.ATOM_BUDGET, False),         # γ = 1: no ⊥
+    (5_000_000, 0.99999, 1.0, 80_000, False),          # few ⊥: thresholds below 0 (rows
+    (5_000_000, 0.99999, 1.0, 80_000, True),           # with probability 0)
+])
+def test_checkin_cells_same_floats(n, rate, eps0, budget, ranking):
+    """The check-in cells (thresholds' segments found for all columns at once, the running
+    maximum and the bins' shares column by column): exactly the previous cells."""
+    p = math.exp(-eps0) * 0.999
+    hp = sp.hidden_pair(n, p, log_odds=eps0, kappa=math.exp(-eps0), rate=rate, c_gamma=0.999)
+    assert _same_cells(sp._checkin_binned(hp, budget, ranking),
+                       _ref_checkin_binned(hp, budget, ranking))
