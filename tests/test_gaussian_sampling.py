@@ -208,3 +208,34 @@ def test_windowed_min_finds_the_grid_minimum():
         start = [int(rng.integers(0, m))] if rng.uniform() < 0.8 else [None]
         assert S._windowed_min(eps_at, start) == f.min()
         assert f[start[0]] == f.min()
+
+
+@pytest.mark.parametrize("n, sigma, rate, eps0, rounds, delta", [
+    (10**10, 1.6306, 0.443, 6.0, 176523, 6.34e-7),
+])
+def test_lattice_rows_rank_like_every_row_and_choose_the_same_eps0(monkeypatch, n, sigma,
+                                                                    rate, eps0, rounds, delta):
+    # Over several rounds the eps0 search ranks on one block of cells whose weights are
+    # sums over ~8e4 rows; SAMPLED ranking reads every h-th row (Poisson summation of a
+    # smooth summand) with the distribution functions from the incomplete beta. The slices
+    # must be the same floats, the weights within 1e-8, and the chosen eps0 the one that
+    # ranking on every row chooses.
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+
+    hp, _ = trimmed_hidden(n, sigma, eps0, rate=rate)
+    every = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
+    lattice = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=sp.SAMPLED)
+    assert sp._checkin_sampled_rows(hp, S._SEARCH_BUDGET, *sp.binom_window(
+        hp.n, hp.rate * hp.p, sp._S_SDS, sp._S_EXTRA)) is not None      # the lattice applies
+    for f in ("c", "alpha", "beta", "gamma"):
+        assert np.array_equal(getattr(lattice, f), getattr(every, f))
+    assert np.allclose(lattice.w, every.w, rtol=1e-8, atol=0.0)
+    assert lattice.worst == pytest.approx(every.worst, rel=1e-8)
+    assert lattice.zero == every.zero
+    e_lattice = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
+    monkeypatch.setattr(sp, "_checkin_sampled_rows", lambda *args: None)
+    sd.clear_caches()
+    e_every = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
+    sd.clear_caches()
+    assert e_lattice == e_every
