@@ -217,9 +217,9 @@ def test_lattice_rows_rank_like_every_row_and_choose_the_same_eps0(monkeypatch, 
                                                                     rate, eps0, rounds, delta):
     # Over several rounds the eps0 search ranks on one block of cells whose weights are
     # sums over ~8e4 rows; SAMPLED ranking reads every h-th row (Poisson summation of a
-    # smooth summand) with the distribution functions from the incomplete beta. The slices
-    # must be the same floats, the weights within 1e-8, and the chosen eps0 the one that
-    # ranking on every row chooses.
+    # smooth summand) with the distribution functions from the incomplete beta, and the
+    # block's x windows every h-th x. The slices must be the same floats, the weights
+    # within 1e-8, and the chosen eps0 the one that ranking on every row and x chooses.
     from shuffledp.pairs import hidden as sp
     from shuffledp.bounds import sampled as S
 
@@ -233,8 +233,16 @@ def test_lattice_rows_rank_like_every_row_and_choose_the_same_eps0(monkeypatch, 
     assert np.allclose(lattice.w, every.w, rtol=1e-8, atol=0.0)
     assert lattice.worst == pytest.approx(every.worst, rel=1e-8)
     assert lattice.zero == every.zero
+    # its one block's x windows on a lattice too: the quick RDP within 1e-7 (its low
+    # orders are differences of nearly equal halves, ~1e-9 apart whatever the atoms)
+    quick = [S._quick_rdp(*sp.hidden_atoms(hp, S._SEARCH_BUDGET, ranking=r), S._SEARCH_ORDERS)
+             for r in (True, sp.SAMPLED)]
+    assert sp.hidden_atoms(hp, S._SEARCH_BUDGET, sp.SAMPLED)[0].size * 10 < \
+        sp.hidden_atoms(hp, S._SEARCH_BUDGET, True)[0].size
+    assert np.allclose(quick[1], quick[0], rtol=1e-7, atol=0.0)
     e_lattice = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     monkeypatch.setattr(sp, "_checkin_sampled_rows", lambda *args: None)
+    monkeypatch.setattr(sp, "_LATTICE_MIN_C", math.inf)
     sd.clear_caches()
     e_every = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     sd.clear_caches()
