@@ -241,9 +241,33 @@ def test_lattice_rows_rank_like_every_row_and_choose_the_same_eps0(monkeypatch, 
         sp.hidden_atoms(hp, S._SEARCH_BUDGET, True)[0].size
     assert np.allclose(quick[1], quick[0], rtol=1e-7, atol=0.0)
     e_lattice = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
-    monkeypatch.setattr(sp, "_checkin_sampled_rows", lambda *args: None)
-    monkeypatch.setattr(sp, "_LATTICE_MIN_C", math.inf)
+    assert e_lattice == _eps0_ranked_on_every_row(monkeypatch, n, sigma, rate, delta, rounds)
+
+
+def _eps0_ranked_on_every_row(monkeypatch, n, sigma, rate, delta, rounds):
+    """The eps0 the search chooses with the plain ranking cells and atoms (ranking=True:
+    every row and x, scipy's bdtr up to 1e6 trials)."""
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+    real = sp.hidden_atoms
+    with monkeypatch.context() as m:
+        m.setattr(sp, "hidden_atoms", lambda hp, budget=sp.ATOM_BUDGET, ranking=False:
+                  real(hp, budget, True if ranking else ranking))
+        sd.clear_caches()
+        e = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     sd.clear_caches()
-    e_every = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
-    sd.clear_caches()
-    assert e_lattice == e_every
+    return e
+
+
+def test_ranking_runs_up_to_1e6_trials_choose_the_same_eps0(monkeypatch):
+    # Up to 1e6 trials the plain ranking cells take scipy's bdtr at every entry; SAMPLED
+    # ranking (blocks of 8 rows or more) carries runs from the incomplete beta instead.
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+    hp, _ = trimmed_hidden(10**6, 2.0, 2.5, rate=0.1)
+    a = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
+    b = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=sp.SAMPLED)
+    assert np.array_equal(a.c, b.c) and np.array_equal(a.alpha, b.alpha)
+    assert np.allclose(b.w, a.w, rtol=3e-6, atol=1e-300)
+    e = S._best_eps0.__wrapped__(10**6, 2.0, 0.1, None, 1e-5, 10**6)
+    assert e == _eps0_ranked_on_every_row(monkeypatch, 10**6, 2.0, 0.1, 1e-5, 10**6)
