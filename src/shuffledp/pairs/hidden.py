@@ -215,7 +215,7 @@ def _log_cdf_upper(N, q, k):
 _U = 2.0 ** -53
 
 
-def _path_log_cdf_upper(N, q, K, ranking: bool = False):
+def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
     """log of certified upper bounds on Pr[Bin(N[r], q) ≤ K[r, j]] along rows where N falls
     by exactly 1 per row (the slices of ``_checkin_binned``); K (rows × J) is any integer
     array (thresholds held within a block, or moving by a step per row).
@@ -444,12 +444,16 @@ def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
 
 
 @functools.lru_cache(maxsize=16)
-def hidden_cells(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False) -> Cells:
+def hidden_cells(hp: HiddenPair, budget: int = ATOM_BUDGET,
+                 ranking: bool | str = False) -> Cells:
     """The dominating cells of ``hp`` (see the module docstring).
 
     ``ranking=True``: the distribution functions that start each run of check-in cells
     above 10⁶ trials come from scipy's incomplete beta (accurate, not certified) — only for
-    searches that rank candidate ε0; the chosen ε0 is evaluated with certified cells."""
+    searches that rank candidate ε0; the chosen ε0 is evaluated with certified cells.
+    ``ranking=SAMPLED``: the same, with one block's sums over the window read on a lattice
+    (``_checkin_sampled_rows``) and, up to 10⁶ trials, runs carried from incomplete-beta
+    starts where the blocks have 8 rows or more (the ε0 search over several rounds)."""
     if hp.size is not None:
         return _wor_cells(hp, budget)
     if hp.n <= EXACT_N:
@@ -517,7 +521,7 @@ def _wor_cells(hp: HiddenPair, budget: int) -> Cells:
                  exact or B == 1)
 
 
-def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool = False) -> Cells:
+def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) -> Cells:
     n, g, p, k = hp.n, hp.rate, hp.p, hp.kappa
     mu = g * p
     q = (1.0 - g) / (1.0 - mu)
@@ -795,9 +799,11 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
 
 
 @functools.lru_cache(maxsize=4)
-def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool = False):
+def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str = False):
     """(logp, logq, tail per cell, largest loss per cell): atoms of the dominating pair;
-    the tails are the P-mass of each cell left out of its x window (Hoeffding)."""
+    the tails are the P-mass of each cell left out of its x window (Hoeffding).
+    ``ranking`` as in ``hidden_cells``; with ``SAMPLED`` one block's large slices keep
+    every (σ_x/64)-th x (``_lattice_atoms``)."""
     cl = hidden_cells(hp, budget, ranking)
     c = cl.c
     cf = c.astype(float)
