@@ -208,3 +208,66 @@ def test_windowed_min_finds_the_grid_minimum():
         start = [int(rng.integers(0, m))] if rng.uniform() < 0.8 else [None]
         assert S._windowed_min(eps_at, start) == f.min()
         assert f[start[0]] == f.min()
+
+
+@pytest.mark.parametrize("n, sigma, rate, eps0, rounds, delta", [
+    (10**10, 1.6306, 0.443, 6.0, 176523, 6.34e-7),
+])
+def test_lattice_rows_rank_like_every_row_and_choose_the_same_eps0(monkeypatch, n, sigma,
+                                                                    rate, eps0, rounds, delta):
+    # Over several rounds the eps0 search ranks on one block of cells whose weights are
+    # sums over ~8e4 rows; SAMPLED ranking reads every h-th row (Poisson summation of a
+    # smooth summand) with the distribution functions from the incomplete beta, and the
+    # block's x windows every h-th x. The slices must be the same floats, the weights
+    # within 1e-8, and the chosen eps0 the one that ranking on every row and x chooses.
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+
+    hp, _ = trimmed_hidden(n, sigma, eps0, rate=rate)
+    every = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
+    lattice = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=sp.SAMPLED)
+    assert sp._checkin_sampled_rows(hp, S._SEARCH_BUDGET, *sp.binom_window(
+        hp.n, hp.rate * hp.p, sp._S_SDS, sp._S_EXTRA)) is not None      # the lattice applies
+    for f in ("c", "alpha", "beta", "gamma"):
+        assert np.array_equal(getattr(lattice, f), getattr(every, f))
+    assert np.allclose(lattice.w, every.w, rtol=1e-8, atol=0.0)
+    assert lattice.worst == pytest.approx(every.worst, rel=1e-8)
+    assert lattice.zero == every.zero
+    # its one block's x windows on a lattice too: the quick RDP within 1e-7 (its low
+    # orders are differences of nearly equal halves, ~1e-9 apart whatever the atoms)
+    quick = [S._quick_rdp(*sp.hidden_atoms(hp, S._SEARCH_BUDGET, ranking=r), S._SEARCH_ORDERS)
+             for r in (True, sp.SAMPLED)]
+    assert sp.hidden_atoms(hp, S._SEARCH_BUDGET, sp.SAMPLED)[0].size * 10 < \
+        sp.hidden_atoms(hp, S._SEARCH_BUDGET, True)[0].size
+    assert np.allclose(quick[1], quick[0], rtol=1e-7, atol=0.0)
+    e_lattice = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
+    assert e_lattice == _eps0_ranked_on_every_row(monkeypatch, n, sigma, rate, delta, rounds)
+
+
+def _eps0_ranked_on_every_row(monkeypatch, n, sigma, rate, delta, rounds):
+    """The eps0 the search chooses with the plain ranking cells and atoms (ranking=True:
+    every row and x, scipy's bdtr up to 1e6 trials)."""
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+    real = sp.hidden_atoms
+    with monkeypatch.context() as m:
+        m.setattr(sp, "hidden_atoms", lambda hp, budget=sp.ATOM_BUDGET, ranking=False:
+                  real(hp, budget, True if ranking else ranking))
+        sd.clear_caches()
+        e = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
+    sd.clear_caches()
+    return e
+
+
+def test_ranking_runs_up_to_1e6_trials_choose_the_same_eps0(monkeypatch):
+    # Up to 1e6 trials the plain ranking cells take scipy's bdtr at every entry; SAMPLED
+    # ranking (blocks of 8 rows or more) carries runs from the incomplete beta instead.
+    from shuffledp.pairs import hidden as sp
+    from shuffledp.bounds import sampled as S
+    hp, _ = trimmed_hidden(10**6, 2.0, 2.5, rate=0.1)
+    a = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=True)
+    b = sp.hidden_cells(hp, S._SEARCH_BUDGET, ranking=sp.SAMPLED)
+    assert np.array_equal(a.c, b.c) and np.array_equal(a.alpha, b.alpha)
+    assert np.allclose(b.w, a.w, rtol=3e-6, atol=1e-300)
+    e = S._best_eps0.__wrapped__(10**6, 2.0, 0.1, None, 1e-5, 10**6)
+    assert e == _eps0_ranked_on_every_row(monkeypatch, 10**6, 2.0, 0.1, 1e-5, 10**6)

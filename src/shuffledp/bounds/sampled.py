@@ -205,7 +205,7 @@ def _best_eps0(n, sigma, rate, size, delta, rounds):
             # at 1e8 users. Ranking on the exact cells chose the same ε0 at every n of the
             # benchmark grid and its neighbours (n = 1e3 … 1e8).
             return sp.hidden_epsilon(hp, rest, _SEARCH_BUDGET, ranking=True)
-        logp, logq, tails, lmax = sp.hidden_atoms(hp, _SEARCH_BUDGET, ranking=True)
+        logp, logq, tails, lmax = sp.hidden_atoms(hp, _SEARCH_BUDGET, ranking=sp.SAMPLED)
         return _windowed_min(lambda o: _rdp.eps_from_rdp(
             o, rounds * _quick_rdp(logp, logq, tails, lmax, o), rest), near)
 

@@ -416,24 +416,32 @@ def binom_logpmf_pairs(k, n, p: float, q: float | None = None) -> np.ndarray:
         def at(mask):
             return np.broadcast_to(n, shape)[mask]
 
-    out = np.full(shape, -np.inf)
     p = float(p)
     q = 1.0 - p if q is None else float(q)
-    if p <= 0.0:
-        out[kb == 0] = 0.0
-        return out
-    if q <= 0.0:
-        out[kb == n] = 0.0
-        return out
-    # Each edge uses whichever of p, q is small (and hence accurate): log1p of the small
-    # one, or the log of it directly.
-    lo_edge = kb == 0
-    hi_edge = kb == n
-    out[lo_edge] = at(lo_edge) * (math.log1p(-p) if p < 0.5 else math.log(q))
-    out[hi_edge] = at(hi_edge) * (math.log(p) if p < 0.5 else math.log1p(-q))
     inner = (kb > 0) & (kb < n)
-    if np.any(inner):
-        ki, ni = kb[inner], at(inner)
+    whole = p > 0.0 and q > 0.0 and bool(inner.all())
+    if whole:
+        # every k strictly inside its support (the usual case): no edges to set and no
+        # masked copies; the same values in the same order as the masked form's
+        ki = kb
+        ni = n if n.ndim == 0 else np.broadcast_to(n, shape)
+    else:
+        out = np.full(shape, -np.inf)
+        if p <= 0.0:
+            out[kb == 0] = 0.0
+            return out
+        if q <= 0.0:
+            out[kb == n] = 0.0
+            return out
+        # Each edge uses whichever of p, q is small (and hence accurate): log1p of the
+        # small one, or the log of it directly.
+        lo_edge = kb == 0
+        hi_edge = kb == n
+        out[lo_edge] = at(lo_edge) * (math.log1p(-p) if p < 0.5 else math.log(q))
+        out[hi_edge] = at(hi_edge) * (math.log(p) if p < 0.5 else math.log1p(-q))
+    if whole or np.any(inner):
+        if not whole:
+            ki, ni = kb[inner], at(inner)
         nk = ni - ki
         mp_hi, mq_hi = ni * p, ni * q
         # the exact residuals n·p − fl(n·p), once per distinct n
@@ -445,16 +453,53 @@ def binom_logpmf_pairs(k, n, p: float, q: float | None = None) -> np.ndarray:
             mp_lo, mq_lo = residual(ni, p), residual(ni, q)
         else:
             un, inv = np.unique(ni, return_inverse=True)
+            inv = inv.reshape(ni.shape)
             mp_lo = np.array([residual(x, p) for x in un])[inv]
             mq_lo = np.array([residual(x, q) for x in un])[inv]
-        lc = (stirlerr(ni) - stirlerr(ki) - stirlerr(nk)
-              - bd0(ki, mp_hi) - bd0(nk, mq_hi)
+        if _all_series(ki, nk, mp_hi, mq_hi):
+            # Every entry on the series branches (both counts above 30, both deviances
+            # near their means: the check-in cells' windows): the same arithmetic without
+            # the masks and their copies, so the same floats (tests/test_hidden_same_floats.py).
+            st_k, st_nk = _stirlerr_series(ki), _stirlerr_series(nk)
+            bd_k, bd_nk = _bd0_series(ki, mp_hi), _bd0_series(nk, mq_hi)
+        else:
+            st_k, st_nk = stirlerr(ki), stirlerr(nk)
+            bd_k, bd_nk = bd0(ki, mp_hi), bd0(nk, mq_hi)
+        lc = (stirlerr(ni) - st_k - st_nk
+              - bd_k - bd_nk
               - mp_lo * (1.0 - ki / mp_hi) - mq_lo * (1.0 - nk / mq_hi))
-        out[inner] = lc - 0.5 * np.log(2.0 * math.pi * ki * nk / ni)
+        val = lc - 0.5 * np.log(2.0 * math.pi * ki * nk / ni)
+        if whole:
+            return np.array(val, dtype=float).reshape(shape)
+        out[inner] = val
     return out
 
-#: Terms per vectorised pass of ``_tail_series_many`` (a few arrays of this many floats).
-_SERIES_ELEMENTS = 1 << 21
+
+def _all_series(k, nk, mp, mq) -> bool:
+    """Whether ``stirlerr`` and ``bd0`` take their series branch at every entry (counts
+    above 30; deviances with |x − m| < (x + m)/2, i.e. m/3 < x < 3m), so the masks can be
+    skipped. Decided on the extremes with a 1e-9 relative margin (the masks' float tests
+    agree with the exact ones to ~1e-16 of m); an entry near a border takes the masks."""
+    if k.size == 0:
+        return False
+    lo_k, hi_k, lo_nk, hi_nk = float(k.min()), float(k.max()), float(nk.min()), float(nk.max())
+    mp_lo, mp_hi = float(np.min(mp)), float(np.max(mp))
+    mq_lo, mq_hi = float(np.min(mq)), float(np.max(mq))
+    if np.ndim(mp) or np.ndim(mq):
+        # one mean per entry: the extremes of k and m need not pair up, so test entrywise
+        return bool(np.all((k > 30.0) & (nk > 30.0) & (np.abs(k - mp) < 0.5 * (k + mp))
+                           & (np.abs(nk - mq) < 0.5 * (nk + mq))))
+    m = 1.0 + 1e-9
+    return (lo_k > 30.0 and lo_nk > 30.0
+            and lo_k > m * mp_hi / 3.0 and hi_k * m < 3.0 * mp_lo
+            and lo_nk > m * mq_hi / 3.0 and hi_nk * m < 3.0 * mq_lo)
+
+
+#: Terms per vectorised pass of ``_tail_series_many``: the pass's two arrays of this many
+#: floats (1 MiB) stay in the core's cache through its five elementwise steps, the
+#: cumulative product and the sums (with 2^21 every step streamed 16 MiB through memory:
+#: 6 ns per term against 4.5; the cumulative product's ~3.4 ns is its sequential chain).
+_SERIES_ELEMENTS = 1 << 17
 
 
 def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
@@ -462,7 +507,8 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     pmf times partial products of the ratios moving away from the mean, summed in blocks
     of 4096 terms (doubling) until the geometric remainder is below 1e-18 of the sum, with
     the rounding allowance 1e-11 + 4(m + 2)u for m terms summed. Each row is summed as its
-    own slice, so its sums round exactly as they would for that entry alone."""
+    own slice, so its sums round exactly as they would for that entry alone, whatever the
+    other rows of its pass (tests/test_binomial_series.py pins the floats)."""
     edge = np.asarray(edge, dtype=float)
     n = np.asarray(n, dtype=float)
     down = np.asarray(down, dtype=bool)
@@ -480,45 +526,56 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     done_terms = np.zeros(edge.shape)
     idx = np.arange(edge.size)
     block = 4096                  # the scalar version's chunks: the same terms, the same stops
+    buf_r = buf_d = None
     while idx.size:
         keep = []
-        group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (bounds memory)
+        group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (in cache)
+        size = min(group, idx.size) * block
+        if buf_r is None or buf_r.size < size:
+            buf_r, buf_d = np.empty(size), np.empty(size)
+        j = np.arange(block, dtype=float)
         for g0 in range(0, idx.size, group):
             sub = idx[g0:g0 + group]
-            i = done_terms[sub][:, None] + np.arange(block, dtype=float)[None, :]
-            m = np.minimum(block, limit[sub] - done_terms[sub])     # terms left, this block
+            G = sub.size
+            ds = done_terms[sub]
+            m = np.minimum(block, limit[sub] - ds)                  # terms left, this block
             full = m == block
-            # r = (a0 − i)·num / ((b0 + i)·den), formed in place (the same operations in
-            # the same order as the expression; fewer block-sized temporaries)
-            r = a0[sub, None] - i
+            # r = (a0 − i)·num / ((b0 + i)·den) at i = ds + j: a0 − ds − j and b0 + ds + j
+            # are the same integers (exact below 2^53), so the floats are the expression's
+            r = buf_r[:G * block].reshape(G, block)
+            d = buf_d[:G * block].reshape(G, block)
+            np.subtract((a0[sub] - ds)[:, None], j[None, :], out=r)
             r *= num[sub, None]
-            np.add(b0[sub, None], i, out=i)
-            i *= den[sub, None]
-            r /= i
+            np.add((b0[sub] + ds)[:, None], j[None, :], out=d)
+            d *= den[sub, None]
+            r /= d
             if not full.all():       # a tail's last block: ratios past its end are 1
-                r[np.arange(block)[None, :] >= m[:, None]] = 1.0
+                r[j[None, :] >= m[:, None]] = 1.0
             last = np.maximum(m.astype(np.int64) - 1, 0)
-            rows = np.arange(sub.size)
+            rows = np.arange(G)
             r_last = r[rows, last]
             prods = np.cumprod(r, axis=1, out=r)                    # (r is not needed again)
-            prods *= t[sub, None]                                   # t_{i+1}, …
+            ts = t[sub]
+            prods *= ts[:, None]                                    # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one
             # (each row's own slice, so the sums round exactly as one entry's would)
             if full.all():
                 part = prods[:, :block - 1].sum(axis=1)
             else:
-                part = np.empty(sub.size)
+                part = np.empty(G)
                 part[full] = prods[full, :block - 1].sum(axis=1)
                 for r_ in np.flatnonzero(~full):
                     part[r_] = prods[r_, :int(m[r_]) - 1].sum()
-            total[sub] += t[sub] + part
+            tot = total[sub] + (ts + part)
+            total[sub] = tot
             t_next = prods[rows, last]
-            done_terms[sub] += m
-            finished = done_terms[sub] >= limit[sub]
+            dn = ds + m
+            done_terms[sub] = dn
+            finished = dn >= limit[sub]
             under = ~finished & (t_next == 0.0)
-            rem[sub[under]] = (limit[sub[under]] - done_terms[sub[under]]) * 5e-324
+            rem[sub[under]] = (limit[sub[under]] - dn[under]) * 5e-324
             safe = np.where(r_last < 1.0, 1.0 - r_last, 1.0)
-            geo = ~finished & ~under & (r_last < 1.0) & (t_next / safe <= 1e-18 * total[sub])
+            geo = ~finished & ~under & (r_last < 1.0) & (t_next / safe <= 1e-18 * tot)
             rem[sub[geo]] = t_next[geo] / (1.0 - r_last[geo])
             t[sub] = t_next
             keep.append(sub[~(finished | under | geo)])
