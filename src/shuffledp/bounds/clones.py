@@ -394,11 +394,17 @@ def pair_rdp_floor(pair, orders):
     lp, ell = _floor_screen_atoms(pair)
     lam = np.asarray(orders, dtype=float)
     out = np.empty(lam.shape)
+    buf = np.empty((min(32, lam.size), lp.size))
     for i in range(0, lam.size, 32):
         x = lam[i:i + 32, None] - 1.0
-        t = lp[None, :] + x * ell[None, :]
+        # lp + x·ℓ, its row maxima m, and Σ e^{t − m}, formed in one buffer (the same
+        # floats as the expressions written out)
+        t = np.multiply(x, ell[None, :], out=buf[:x.shape[0]])
+        t += lp[None, :]
         m = np.max(t, axis=1)
-        log_sum = m + np.log(np.sum(np.exp(t - m[:, None]), axis=1))
+        t -= m[:, None]
+        np.exp(t, out=t)
+        log_sum = m + np.log(np.sum(t, axis=1))
         out[i:i + 32] = (log_sum - 1e-9 * (1.0 + lam[i:i + 32])) / x[:, 0]
     return out
 
