@@ -114,3 +114,48 @@ def test_atoms_whose_weight_underflows_take_the_full_length_path():
     assert pair.shared
     got, want = pair.lattice(False, None, 0.0), pf.loss_lattice(la, lb, None, 0.0)
     assert (got.lo, got.inf) == (want.lo, want.inf) and np.array_equal(got.q, want.q)
+
+
+def _steer_reference(tilt, lo):
+    """``_Tilt.steer`` as first written (a temporary per operation)."""
+    d = tilt.lat.d
+    k0 = int(np.searchsorted(tilt.s, lo / d, side="right"))
+    s = tilt.s[k0:]
+    if s.size == 0:
+        return None
+    lw = tilt._weights()[0][k0:]
+    Q = tilt.Q[k0:]
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+        la = lw + np.log(np.where(Q > 0.0, Q, 0.0))
+        if float(np.max(la)) > 600.0:
+            return None
+        A = np.exp(la)
+        B = A * np.exp(-(s - s[0]) * d)
+    return np.cumsum(A[::-1])[::-1], np.cumsum(B[::-1])[::-1]
+
+
+@pytest.mark.parametrize("T,centre_frac", [(3, 0.5), (200, 0.8), (5000, 0.3), (5000, 1.5)])
+def test_steer_in_place_is_the_formula_as_written(T, centre_frac):
+    la, lb = _pair(11, 40)
+    lat = pf.loss_lattice(la, lb, 2e-3)
+    mu = float(np.sum(np.exp(la) * (la - lb)))
+    tilt = pf._Tilt(lat, T, T * mu * centre_frac / lat.d)
+    d = lat.d
+    checked = 0
+    for lo in (d * (tilt.s_lo - 1), d * (0.5 * (tilt.s_lo + tilt.s_hi)), d * (tilt.s_hi - 3)):
+        ref = _steer_reference(tilt, lo)
+        fast = tilt.steer(lo)
+        if ref is None:
+            assert fast is None
+            continue
+        SA, SB = ref
+        s = tilt.s[int(np.searchsorted(tilt.s, lo / d, side="right")):]
+        for eps in np.linspace(lo, d * tilt.s_hi, 17):
+            k = int(np.searchsorted(s, eps / d, side="right"))
+            if k >= s.size or d * (float(s[-1]) - float(s[0])) > 650.0:
+                continue
+            want = max(float(SA[k]) - math.exp(eps - float(s[0]) * d + math.log(float(SB[k]))),
+                       0.0) if SB[k] > 0 else float(SA[k])
+            assert fast(float(eps)) == want + (tilt.right + tilt.heavy)
+            checked += 1
+    assert checked >= 10

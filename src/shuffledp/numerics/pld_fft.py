@@ -781,12 +781,20 @@ class _Tilt:
         Q = self.Q[k0:]
         # e^{lw} alone may overflow where Q is tiny (far below the tilt's centre); their
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
+        # (in place: the operations of lw + log(max(Q, 0)), e^{that} and A·e^{−(s − s0)d}
+        # as written, two buffers instead of nine temporaries of the window's length)
         with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            la = lw + np.log(np.where(Q > 0.0, Q, 0.0))
-            if float(np.max(la)) > 600.0:
+            A = np.where(Q > 0.0, Q, 0.0)
+            np.log(A, out=A)
+            np.add(lw, A, out=A)                 # la
+            if float(np.max(A)) > 600.0:
                 return None
-            A = np.exp(la)
-            B = A * np.exp(-(s - s[0]) * d)
+            np.exp(A, out=A)
+            B = np.subtract(s, s[0])
+            np.negative(B, out=B)
+            B *= d
+            np.exp(B, out=B)
+            np.multiply(A, B, out=B)
         SA = np.cumsum(A[::-1])[::-1]
         SB = np.cumsum(B[::-1])[::-1]
         s0, right = float(s[0]), self.right + self.heavy
@@ -840,10 +848,21 @@ class _Tilt:
         if max(lw0, lw1) > top_max:
             return math.inf, math.inf, 0, math.inf, math.inf
         ka = max(a, k)
-        g = -np.expm1(np.minimum(eps - sd_all[ka:b], 0.0))
-        w = ew[ka - a:] * g if ka < b else ew[:0]
-        main = float(np.sum(w * self.Q[ka:b]))
-        l2 = math.sqrt(float(np.sum(w * w)))
+        if ka < b:
+            # w = e^{lw}·(−expm1(min(ε − s·d, 0))), its products with Q and itself: the
+            # operations as written, in two buffers
+            w = np.subtract(eps, sd_all[ka:b])
+            np.minimum(w, 0.0, out=w)
+            np.expm1(w, out=w)
+            np.negative(w, out=w)
+            np.multiply(ew[ka - a:], w, out=w)
+            u = np.multiply(w, self.Q[ka:b])
+            main = float(np.sum(u))
+            l2 = math.sqrt(float(np.sum(np.multiply(w, w, out=u))))
+        else:
+            w = ew[:0]
+            main = float(np.sum(w * self.Q[ka:b]))
+            l2 = math.sqrt(float(np.sum(w * w)))
         # weights: exp/expm1 and the products φ·s, ε − s·d each carry a few ulps relative
         wr = 8.0 * _U * (4.0 + max(abs(lw0), abs(lw1)) + abs(eps) + float(self.s[-1]) * d)
         return (main, l2, int(self.s.size - k - w.size),
