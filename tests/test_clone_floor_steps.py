@@ -1,6 +1,7 @@
 """The clone pair's floor (``bounds.clones._PairBound._floor_beats``) decides skips from a
-certified LOWER bound on the pair's T-fold δ; at many rounds it first tries a grid
-``FLOOR_COARSE`` times coarser. Every step must stay below the pair's certified upper δ."""
+certified LOWER bound on the pair's T-fold δ; it first tries the smaller screening pair and,
+at many rounds, a grid ``FLOOR_COARSE`` times coarser. Every pair and every step must stay
+below the clone pair's certified upper δ."""
 
 import math
 
@@ -25,11 +26,14 @@ def test_floor_on_both_steps_is_below_the_upper_delta(eps0, n, T):
     up_lp, up_lq, tail = pair.pld_atoms()
     centre = T * mom[0]
     spread = root * sd
+    screen = clones._floor_screen_pair(pair)
+    assert screen[0].size < lp.size
     seen = 0
     for eps in centre + spread * np.array([1.0, 3.0, 5.0]):
         upper, _ = comp.pld_delta(up_lp, up_lq, T, float(eps), tail, symmetric=True)
-        for step in (d, clones.FLOOR_COARSE * d):
-            low = pf.composed_delta_floor(pf.floor_lattice(lp, lq, step), T, float(eps))
-            assert 0.0 <= low <= upper
-            seen += low > 0.0
-    assert seen >= 3                          # the floors are not vacuous here
+        for a, b in ((lp, lq), screen):
+            for step in (d, clones.FLOOR_COARSE * d):
+                low = pf.composed_delta_floor(pf.floor_lattice(a, b, step), T, float(eps))
+                assert 0.0 <= low <= upper
+                seen += low > 0.0
+    assert seen >= 6                          # the floors are not vacuous here

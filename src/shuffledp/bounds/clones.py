@@ -321,37 +321,45 @@ class _PairBound(Bound):
                     return False
                 if gaussian_epsilon(1.0 / math.sqrt(rounds * m[1]), x) < 0.8 * beat:
                     return False
-            lp, lq = _floor_atoms(pair)
         except (ValueError, ArithmeticError, NotApplicableError):
             return False
         eps = beat if solves_eps else x
-        mom = pf.loss_moments(lp, lq)
-        if mom is None or mom[1] <= 0.0:
-            return False
-        # Rounding losses down drifts the T-fold sum by up to T·d: a step of 0.05/√T loss
-        # standard deviations keeps that within 0.05 of the sum's own spread, unless the
-        # FFT window (±9 sd of the sum) would exceed FLOOR_FFT points.
-        sd, root = math.sqrt(mom[1]), math.sqrt(rounds)
-        d = max(sd * min(1.0 / 32.0, 0.05 / root), 18.0 * root * sd / FLOOR_FFT,
-                mom[2] / (pf.MAX_SUPPORT - 2))
-        # Any step gives a lower bound. Most attempts pass by a wide margin (the floor pair's
-        # δ_T at the value to beat is 10-1e8 times δ), so where the FFT of this step is long
-        # (many rounds) a step FLOOR_COARSE times coarser — its drift up to 0.4 of the sum's
-        # spread, its FFT that many times shorter — is tried first, and this step only when
-        # that one does not decide. (How far below the coarse floor is says little about the
-        # fine one: 4e-7 of δ against 107 δ for 4-RR(7.5) at n = 2568, T = 820.)
-        steps = [d]
-        if pf.fft_length_estimate(mom, rounds, d) > FLOOR_COARSE_FFT:
-            steps.insert(0, FLOOR_COARSE * d)
-        for step in steps:
-            # One direction (P‖Q) is already a lower bound on the pair's δ_T, which is the
-            # larger of the two directions (and clone pairs are symmetric: they are equal).
+        # Every floor pair and every grid step gives a certified lower bound, and most
+        # attempts pass by a wide margin (the floor pair's δ_T at the value to beat is
+        # 10-1e8 times δ). So the cheapest are tried first: on ε questions the screening
+        # pair (its moments are at hand; ~1e4 atoms, slices merged in wider blocks), then
+        # the full floor pair. Where the FFT of a step is long (many rounds), a step
+        # FLOOR_COARSE times coarser (drift up to 0.4 of the sum's spread, an FFT that many
+        # times shorter) comes first; the full pair's own step is always tried last, so
+        # every attempt that decided before still decides. (How far below a coarse floor
+        # is says little about the fine one: 4e-7 of δ against 107 δ for 4-RR(7.5) at
+        # n = 2568, T = 820.)
+        for screen in ((True, False) if solves_eps else (False,)):
             try:
-                v = pf.composed_delta_floor(pf.floor_lattice(lp, lq, step), rounds, eps)
-            except (ValueError, ArithmeticError, MemoryError):
-                continue
-            if v > x if solves_eps else v >= beat:
-                return True
+                lp, lq = _floor_screen_pair(pair) if screen else _floor_atoms(pair)
+            except (ValueError, ArithmeticError, NotApplicableError):
+                return False
+            mom = m if screen else pf.loss_moments(lp, lq)
+            if mom is None or mom[1] <= 0.0:
+                return False
+            # Rounding losses down drifts the T-fold sum by up to T·d: a step of 0.05/√T
+            # loss standard deviations keeps that within 0.05 of the sum's own spread,
+            # unless the FFT window (±9 sd of the sum) would exceed FLOOR_FFT points.
+            sd, root = math.sqrt(mom[1]), math.sqrt(rounds)
+            d = max(sd * min(1.0 / 32.0, 0.05 / root), 18.0 * root * sd / FLOOR_FFT,
+                    mom[2] / (pf.MAX_SUPPORT - 2))
+            steps = [d]
+            if pf.fft_length_estimate(mom, rounds, d) > FLOOR_COARSE_FFT:
+                steps = [FLOOR_COARSE * d] if screen else [FLOOR_COARSE * d, d]
+            for step in steps:
+                # One direction (P‖Q) is already a lower bound on the pair's δ_T, which is
+                # the larger of the two directions (clone pairs are symmetric: they are equal).
+                try:
+                    v = pf.composed_delta_floor(pf.floor_lattice(lp, lq, step), rounds, eps)
+                except (ValueError, ArithmeticError, MemoryError):
+                    continue
+                if v > x if solves_eps else v >= beat:
+                    return True
         return False
 
     def max_order(self, proto):
@@ -398,9 +406,15 @@ FLOOR_SCREEN_ATOMS = 20_000
 
 
 @functools.lru_cache(maxsize=8)
+def _floor_screen_pair(pair):
+    """(log P, log Q) of the coarser floor pair (FLOOR_SCREEN_ATOMS atoms)."""
+    return cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS)
+
+
+@functools.lru_cache(maxsize=8)
 def _floor_screen_atoms(pair):
     """(log P, log P − log Q) of the coarser floor pair (FLOOR_SCREEN_ATOMS atoms)."""
-    lp, lq = cp.pair_floor_atoms(pair, FLOOR_SCREEN_ATOMS)
+    lp, lq = _floor_screen_pair(pair)
     return lp, lp - lq
 
 
