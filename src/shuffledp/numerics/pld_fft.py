@@ -167,8 +167,8 @@ class LossPair:
         """``loss_moments`` of the direction (log B, log A) when ``flip``, else (log A, log B)."""
         if flip not in self.moments:
             if self.shared:
-                self.moments[flip] = _moments(np.maximum(self.diff(flip), _LOSS_FLOOR),
-                                              self.exp(int(flip)))
+                self.moments[flip] = _blocked_moments(self.la, self.lb, flip,
+                                                      self.exp(int(flip)))
             else:
                 a, b = (self.lb, self.la) if flip else (self.la, self.lb)
                 self.moments[flip] = loss_moments(a, b)
@@ -203,10 +203,67 @@ class LossPair:
         a, b = (self.lb, self.la) if flip else (self.la, self.lb)
         if not self.shared:
             return loss_lattice(a, b, d, extra)
-        loss = self.diff(flip) + self.nudge()
         # Q-weights e^{log B}, P-masses e^{log A} of the direction
-        return _lattice_from(loss, self.exp(int(not flip)), self.exp(int(flip)), d, extra,
-                             True, 0.0)
+        w, pa = self.exp(int(not flip)), self.exp(int(flip))
+        if not float(w.min()) > 0.0:         # atoms to drop: the stand-alone path
+            return _lattice_from(self.diff(flip) + self.nudge(), w, pa, d, extra, True, 0.0)
+        return _blocked_lattice(self.la, self.lb, flip, w, pa, d, extra)
+
+
+#: Atoms per block of the passes over a pair's atoms (``_blocked_moments``,
+#: ``_blocked_lattice``): a block's temporaries stay in the CPU cache, where a full-length
+#: temporary of a clone pair's 1.5 million atoms (12 MB) goes to memory and back.
+_BLOCK = 1 << 16
+
+
+def _pairwise_sum(n: int, leaf) -> float:
+    """The sum of n values exactly as ``np.sum`` forms it from a contiguous array, with
+    the values made block by block: ``leaf(s, e)`` is ``np.sum`` of values s..e − 1.
+
+    numpy sums a contiguous float64 array pairwise: n > 128 values are split into halves
+    at ⌊n/2⌋ rounded down to a multiple of 8 and the halves' sums added (``pairwise_sum``
+    in numpy's loops), so cutting that recursion at blocks of at most ``_BLOCK`` values
+    and summing each block with ``np.sum`` gives the same float (the test of this module
+    checks it against ``np.sum``)."""
+    def rec(s: int, e: int) -> float:
+        m = e - s
+        if m <= _BLOCK:
+            return float(leaf(s, e))
+        h = m // 2
+        h -= h % 8
+        return rec(s, s + h) + rec(s + h, e)
+
+    return rec(0, n)
+
+
+def _blocked_moments(la, lb, flip: bool, w):
+    """``_moments(np.maximum(±(la − lb), _LOSS_FLOOR), w)`` (− when ``flip``), bit for bit,
+    in blocks (``_pairwise_sum``): no full-length temporary."""
+    tot = float(np.sum(w))
+    ext = [math.inf, -math.inf]
+
+    def loss(s, e):
+        x = np.subtract(la[s:e], lb[s:e])
+        if flip:
+            np.negative(x, out=x)
+        return np.maximum(x, _LOSS_FLOOR, out=x)
+
+    def first(s, e):
+        x = loss(s, e)
+        ext[0] = min(ext[0], float(x.min()))
+        ext[1] = max(ext[1], float(x.max()))
+        return np.sum(np.multiply(w[s:e], x, out=x))
+
+    mu = _pairwise_sum(la.size, first) / tot if tot > 0 else 0.0
+
+    def second(s, e):
+        x = loss(s, e)
+        x -= mu
+        np.square(x, out=x)                  # (loss − mu) ** 2
+        return np.sum(np.multiply(w[s:e], x, out=x))
+
+    var = _pairwise_sum(la.size, second) / tot if tot > 0 else 0.0
+    return mu, var, ext[1] - ext[0]
 
 
 def _moments(loss, w):
@@ -324,6 +381,70 @@ def floor_losses(a, b):
     return loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
 
 
+def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float) -> LossLattice:
+    """``_lattice_from(±(la − lb) + nudge, w, pa, d, extra, True, 0.0)`` (− when ``flip``;
+    nudge = 4e-16·(|la| + |lb| + 1), every w > 0), bit for bit, in blocks of ``_BLOCK``
+    atoms: the nudged losses in one pass that also finds their extremes and the low cut's
+    first candidate, then the spread onto the grid block by block.
+
+    The grid indices run from ⌊max(min loss, floor)/d⌋ to ⌊max(max loss, floor)/d⌋
+    (maximum, division by d > 0 and ⌊·⌋ are each non-decreasing, so the extremes of the
+    indices are those of the losses), and ``np.add.at`` adds the blocks' weights into the
+    lattice in atom order, the same additions in the same order as one ``np.bincount`` over
+    all atoms."""
+    n = la.size
+    all_live = float(pa.min()) > 0.0
+    inf = 0.0 + max(extra, 1.0 - float(np.sum(pa if all_live else pa[pa > 0.0])))
+    loss = np.empty(n)
+    ext = [math.inf, -math.inf, math.inf]    # min, max loss; lowest loss of a heavy atom
+    for s in range(0, n, _BLOCK):
+        e = min(n, s + _BLOCK)
+        x = np.subtract(la[s:e], lb[s:e])
+        if flip:
+            np.negative(x, out=x)
+        t = np.abs(la[s:e])
+        t += np.abs(lb[s:e])
+        t += 1.0
+        t *= 4e-16
+        x = np.add(x, t, out=loss[s:e])
+        ext[0] = min(ext[0], float(x.min()))
+        ext[1] = max(ext[1], float(x.max()))
+        ext[2] = min(ext[2], float(np.min(x, where=w[s:e] > _FLOOR_MASS, initial=math.inf)))
+    top = ext[1]
+    floor = max(_LOSS_FLOOR, top - MAX_SUPPORT * d)
+    cut = _low_cut(loss, w, _FLOOR_MASS, t0=ext[2])
+    if cut is not None:
+        floor = max(floor, cut)
+    lo = math.floor(max(ext[0], floor) / d)
+    K = math.floor(max(top, floor) / d) - lo + 2
+    # Both neighbours' weights in one complex array (w·f real, w·(1 − f) imaginary):
+    # complex addition adds the two parts separately, so one np.add.at forms both
+    # bincounts' sums, and nearly every atom falls in its predecessor's bin (the additions
+    # wait on each other), so one pass of pairs costs about what one pass of reals did.
+    acc = np.zeros(K - 1, dtype=complex)
+    pairs = np.empty(min(n, _BLOCK), dtype=complex)
+    for s in range(0, n, _BLOCK):
+        e = min(n, s + _BLOCK)
+        x = np.maximum(loss[s:e], floor)
+        x /= d
+        m = np.floor(x)
+        f = np.subtract(x, m, out=x)
+        mi = m.astype(np.int64)
+        mi -= lo
+        if int(mi.min()) < 0 or int(mi.max()) > K - 2:    # (cannot happen: see above)
+            raise ArithmeticError("a loss fell outside the lattice's index range")
+        v = pairs[:e - s]
+        np.multiply(w[s:e], f, out=v.real)
+        np.subtract(1.0, f, out=f)
+        np.multiply(w[s:e], f, out=v.imag)
+        np.add.at(acc, mi, v)
+    # q = (lower neighbours' sums) + (upper neighbours' sums shifted by a bin), as before
+    q = np.zeros(K)
+    q[:-1] = acc.imag
+    q[1:] += acc.real
+    return LossLattice(lo, q, min(1.0, inf), d)
+
+
 def floor_lattice(la, lb, d: float | None = None) -> LossLattice:
     """The Q-law of the loss L = log(A/B) rounded DOWN onto d·ℤ, for LOWER bounds.
 
@@ -392,7 +513,7 @@ def composed_delta_floor(lat: LossLattice, T: int, eps: float) -> float:
     return inf + max(fin, 0.0) * (1.0 - 1e-12)
 
 
-def _low_cut(loss, w, mass: float):
+def _low_cut(loss, w, mass: float, t0: float | None = None):
     """The loss of the first atom, in increasing order of loss, at which the cumulative
     weight exceeds ``mass`` (None when that is the first atom or none).
 
@@ -409,8 +530,9 @@ def _low_cut(loss, w, mass: float):
         return k, order
 
     m = max(1024, loss.size // 64)
-    with np.errstate(invalid="ignore"):
-        t0 = float(np.min(np.where(w > mass, loss, np.inf))) if loss.size else np.inf
+    if t0 is None:                           # (``t0``: the caller found it already)
+        with np.errstate(invalid="ignore"):
+            t0 = float(np.min(np.where(w > mass, loss, np.inf))) if loss.size else np.inf
     if t0 < np.inf:
         idx = np.flatnonzero(loss <= t0)
         if idx.size <= m:
@@ -435,6 +557,44 @@ def _inf_part(lat: LossLattice, T: int) -> float:
     return min(1.0, float(-math.expm1(T * math.log1p(-p))) * (1.0 + 1e-13) + 1e-300)
 
 
+def _lattice_memo(lat: LossLattice) -> dict:
+    """Values derived from a lattice alone, kept on it (the lattices of read-only atoms are
+    themselves kept across questions, ``LossPair.lattice``): every tilt and every question
+    on the lattice reads them instead of recomputing them from its K masses."""
+    memo = lat.__dict__.get("_memo")
+    if memo is None:
+        memo = {}
+        object.__setattr__(lat, "_memo", memo)   # (a frozen dataclass: not a field)
+    return memo
+
+
+def _lattice_stats(lat: LossLattice):
+    """From z = log q + d·j (the P-law's log-masses up to a constant) and e^{z − max z},
+    once per lattice: ``_cut_heavy``'s (zmax, log M(d), log of the mass above each index)
+    — the suffix sums of e^{z − zmax}, independent of T and of the cap — and
+    ``_start_centre``'s mean and standard deviation of the index under the P-law."""
+    memo = _lattice_memo(lat)
+    hit = memo.get("stats")
+    if hit is None:
+        q = lat.q
+        j = lat.lo + np.arange(q.size, dtype=float)
+        with np.errstate(divide="ignore"):
+            z = np.log(q) + lat.d * j
+        zmax = float(np.max(z))
+        w = np.exp(z - zmax)
+        suf = np.cumsum(w[::-1])[::-1]
+        log_md = zmax + math.log(float(suf[0]))
+        above = np.append(suf[1:], 0.0)          # mass (scaled) of the indices above i
+        with np.errstate(divide="ignore"):
+            log_above = np.log(above)
+        log_above.setflags(write=False)
+        w /= w.sum()
+        mu = float(np.sum(w * j))
+        sd = math.sqrt(max(float(np.sum(w * (j - mu) ** 2)), 0.0))
+        hit = memo["stats"] = (zmax, log_md, log_above, mu, sd)
+    return hit
+
+
 def _cut_heavy(lat: LossLattice, T: int, cap: float):
     """(lattice law without its heaviest losses, their charge ≤ ``cap``).
 
@@ -446,16 +606,8 @@ def _cut_heavy(lat: LossLattice, T: int, cap: float):
     q = lat.q
     if cap <= 0.0 or q.size < 3:
         return q, 0.0
-    j = lat.lo + np.arange(q.size, dtype=float)
-    with np.errstate(divide="ignore"):
-        z = np.log(q) + lat.d * j
-    zmax = float(np.max(z))
-    w = np.exp(z - zmax)
-    suf = np.cumsum(w[::-1])[::-1]
-    log_md = zmax + math.log(float(suf[0]))
-    above = np.append(suf[1:], 0.0)          # mass (scaled) of the indices above i
-    with np.errstate(divide="ignore"):
-        lh = math.log(T) + zmax + np.log(above) + (T - 1) * log_md
+    zmax, log_md, log_above = _lattice_stats(lat)[:3]
+    lh = math.log(T) + zmax + log_above + (T - 1) * log_md
     ok = np.flatnonzero(lh <= math.log(cap) - 1e-9)
     i = int(ok[0]) if ok.size else q.size - 1
     if i >= q.size - 1:
@@ -635,12 +787,20 @@ class _Tilt:
         Q = self.Q[k0:]
         # e^{lw} alone may overflow where Q is tiny (far below the tilt's centre); their
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
+        # (in place: the operations of lw + log(max(Q, 0)), e^{that} and A·e^{−(s − s0)d}
+        # as written, two buffers instead of nine temporaries of the window's length)
         with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            la = lw + np.log(np.where(Q > 0.0, Q, 0.0))
-            if float(np.max(la)) > 600.0:
+            A = np.where(Q > 0.0, Q, 0.0)
+            np.log(A, out=A)
+            np.add(lw, A, out=A)                 # la
+            if float(np.max(A)) > 600.0:
                 return None
-            A = np.exp(la)
-            B = A * np.exp(-(s - s[0]) * d)
+            np.exp(A, out=A)
+            B = np.subtract(s, s[0])
+            np.negative(B, out=B)
+            B *= d
+            np.exp(B, out=B)
+            np.multiply(A, B, out=B)
         SA = np.cumsum(A[::-1])[::-1]
         SB = np.cumsum(B[::-1])[::-1]
         s0, right = float(s[0]), self.right + self.heavy
@@ -694,10 +854,21 @@ class _Tilt:
         if max(lw0, lw1) > top_max:
             return math.inf, math.inf, 0, math.inf, math.inf
         ka = max(a, k)
-        g = -np.expm1(np.minimum(eps - sd_all[ka:b], 0.0))
-        w = ew[ka - a:] * g if ka < b else ew[:0]
-        main = float(np.sum(w * self.Q[ka:b]))
-        l2 = math.sqrt(float(np.sum(w * w)))
+        if ka < b:
+            # w = e^{lw}·(−expm1(min(ε − s·d, 0))), its products with Q and itself: the
+            # operations as written, in two buffers
+            w = np.subtract(eps, sd_all[ka:b])
+            np.minimum(w, 0.0, out=w)
+            np.expm1(w, out=w)
+            np.negative(w, out=w)
+            np.multiply(ew[ka - a:], w, out=w)
+            u = np.multiply(w, self.Q[ka:b])
+            main = float(np.sum(u))
+            l2 = math.sqrt(float(np.sum(np.multiply(w, w, out=u))))
+        else:
+            w = ew[:0]
+            main = float(np.sum(w * self.Q[ka:b]))
+            l2 = math.sqrt(float(np.sum(w * w)))
         # weights: exp/expm1 and the products φ·s, ε − s·d each carry a few ulps relative
         wr = 8.0 * _U * (4.0 + max(abs(lw0), abs(lw1)) + abs(eps) + float(self.s[-1]) * d)
         return (main, l2, int(self.s.size - k - w.size),
@@ -749,13 +920,7 @@ class _Tilt:
 def _start_centre(lat: LossLattice, T: int, budget: float) -> float:
     """A first guess of the sum index where δ_T is decided: the normal approximation of
     the loss under P (the Q-law tilted by e^L)."""
-    j = lat.lo + np.arange(lat.q.size, dtype=float)
-    with np.errstate(divide="ignore"):
-        z = np.log(lat.q) + lat.d * j
-    w = np.exp(z - np.max(z))
-    w /= w.sum()
-    mu = float(np.sum(w * j))
-    sd = math.sqrt(max(float(np.sum(w * (j - mu) ** 2)), 0.0))
+    mu, sd = _lattice_stats(lat)[3:]          # (independent of T and δ)
     zq = math.sqrt(2.0 * max(math.log(1.0 / max(budget, 1e-300)), 0.0))
     return T * mu + zq * math.sqrt(T) * sd
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ...core._memo import memo
 from ...core._parallel import parallel, pmap, threads
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
@@ -45,7 +46,7 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
     """
     _need_g0(pair, "pair_pld_atoms")
     budget = int(max_atoms or PLD_MAX_ATOMS)
-    c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _pld_plan(pair, budget)
     tail = _window_tail(mass, tails) + 1e-300
     extra_p, extra_q = [], []
     if log_below > -math.inf:
@@ -217,8 +218,20 @@ def pair_pld_tail_floor(pair, max_atoms: int | None = None) -> float:
     over T rounds, the route's answer is ∞ and its atoms need not be built."""
     _need_g0(pair, "pair_pld_tail_floor")
     budget = int(max_atoms or PLD_MAX_ATOMS)
-    _, mass, _, _, _, tails, _, _, _ = _rdp_plan(pair, _PLD_SDS, None, budget)
+    _, mass, _, _, _, tails, _, _, _ = _pld_plan(pair, budget)
     return _window_tail(mass, tails)
+
+
+@memo(maxsize=2)
+def _pld_plan(pair, budget: int):
+    """``_rdp_plan`` of the PLD atoms' window, kept for the atoms: the PLD composer's floor
+    asks ``pair_pld_tail_floor`` just before the route builds the atoms from the same plan
+    (at n = 1e9 its slice window holds 2.7e5 slices). Read-only arrays."""
+    plan = _rdp_plan(pair, _PLD_SDS, None, budget)
+    for a in plan:
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    return plan
 
 
 def _window_tail(mass, tails) -> float:
