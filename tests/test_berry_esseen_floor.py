@@ -257,3 +257,18 @@ def test_trivial_skipped_by_its_floor_changes_no_answer(monkeypatch):
     assert trivial.Trivial().proven_floor(proto, EpsilonAt(1e-6), 1, 0.1) is None
     d = sd.delta(proto, 0.5, 10, bound="trivial").delta
     assert trivial.Trivial().proven_floor(proto, DeltaAt(0.5), 10, d * (1 + 1e-9)) is None
+
+
+def test_extreme_inputs_give_a_floor_never_an_error():
+    """ε0 from 1e-300 to 700, participation down to 1e-300, T up to 1e18, ε from 0 to ∞:
+    a number in [0, 1] (0 where nothing is certified), never an exception or a NaN —
+    a floor that raised would drop the bound from the candidates."""
+    from shuffledp.bounds.trivial import _rr_loss_moments
+    for e0 in (1e-300, 1e-110, 1e-12, 1.0, 700.0):
+        for g in (1.0, 0.5, 1e-300):
+            m = _rr_loss_moments(e0, g)
+            for T in (2, 10 ** 6, 10 ** 18):
+                for eps in (0.0, 1e-300, 0.1, 1e300, math.inf):
+                    v = be.composed_delta_floor_be(m, T, eps)
+                    assert 0.0 <= v <= 1.0
+    assert be.loss_moments_bounds(np.log([0.5, 0.5]), np.array([1e200, -1e200])) is None

@@ -57,8 +57,14 @@ def loss_moments_bounds(log_p, loss) -> LossMoments | None:
     (both taken as exact: the caller has lowered the losses by their own error and scaled
     the masses down by theirs). None when no atom has positive mass or σ is not provably
     positive."""
-    lp = np.asarray(log_p, dtype=float)
-    L = np.asarray(loss, dtype=float)
+    try:
+        with np.errstate(over="ignore", under="ignore"):
+            return _moments(np.asarray(log_p, dtype=float), np.asarray(loss, dtype=float))
+    except (OverflowError, ZeroDivisionError, ValueError):
+        return None
+
+
+def _moments(lp, L):
     ok = np.isfinite(lp) & np.isfinite(L)
     lp, L = lp[ok], L[ok]
     if lp.size == 0:
@@ -89,7 +95,7 @@ def loss_moments_bounds(log_p, loss) -> LossMoments | None:
     v2_lo = (v2 - e_v2) * (1.0 - 1e-12)
     # σ² = E(L − c)² − (μ − c)²: from below, less e_mu²; from above, E(L − c)² itself
     var_lo = v2_lo - e_mu * e_mu
-    if not var_lo > 0.0:
+    if not (var_lo > 0.0 and math.isfinite(v2_hi) and math.isfinite(e_mu)):
         return None
     sd_lo = math.sqrt(var_lo) * (1.0 - 4.0 * _U)
     sd_hi = math.sqrt(v2_hi) * (1.0 + 4.0 * _U)
@@ -108,9 +114,19 @@ def _upper_sf(z: float) -> float:
 def composed_delta_floor_be(m: LossMoments, T: int, eps: float) -> float:
     """Certified lower bound on δ_T(ε) of the pair whose loss moments ``m`` bounds: the best
     over a grid of margins a > 0 of s^T·(1 − e^{−a})·(1 − Φ(z) − C·ρ/(σ³√T)), z rounded up
-    (module docstring); 0 where nothing positive is certified."""
+    (module docstring); 0 where nothing positive is certified (also where a moment is so
+    small or large that the arithmetic under- or overflows: 0 is always a valid floor)."""
     T = int(T)
-    if T < 1 or m is None:
+    if T < 1 or m is None or not math.isfinite(eps):
+        return 0.0
+    try:
+        return _floor(m, T, float(eps))
+    except (OverflowError, ZeroDivisionError):
+        return 0.0
+
+
+def _floor(m: LossMoments, T: int, eps: float) -> float:
+    if not (m.sd_lo > 0.0 and math.isfinite(m.sd_hi) and math.isfinite(m.rho_hi)):
         return 0.0
     root = math.sqrt(T)
     be = BE_CONSTANT * m.rho_hi / (m.sd_lo ** 3 * root) * (1.0 + 1e-12)
