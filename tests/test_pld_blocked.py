@@ -159,3 +159,26 @@ def test_steer_in_place_is_the_formula_as_written(T, centre_frac):
             assert fast(float(eps)) == want + (tilt.right + tilt.heavy)
             checked += 1
     assert checked >= 10
+
+
+def test_blocked_moments_leave_no_reference_cycle():
+    """The blocked sums must not keep a pair's atoms alive after the call: a recursive
+    closure is a reference cycle, which held ~35 MB per question until the cyclic
+    collector ran (a 300-point sweep reached 0.5 GB)."""
+    import gc
+    import weakref
+    import numpy as np
+    from shuffledp.numerics import pld_fft as pf
+    n = 3 * pf._BLOCK + 5
+    la = np.log(np.full(n, 1.0 / n)) + np.linspace(0, 1e-3, n)
+    lb = np.log(np.full(n, 1.0 / n))
+    w = np.exp(la)
+    ref = weakref.ref(la)
+    gc.collect()
+    gc.disable()
+    try:
+        pf._blocked_moments(la, lb, False, w)
+        del la, w
+        assert ref() is None
+    finally:
+        gc.enable()
