@@ -27,6 +27,7 @@ loss standard deviations and is not tried past ~1e5 rounds. docs/latency.md.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,19 +38,16 @@ BE_CONSTANT = 0.4748
 _U = 2.0 ** -53
 
 
+@dataclass(frozen=True)
 class LossMoments:
     """Certified bounds on the normalised moments of one round's loss under P̃ = P/s:
     ``log_s_lo`` ≤ log ΣP, ``mu_lo`` ≤ μ, ``sd_lo`` ≤ σ ≤ ``sd_hi``, ``rho_hi`` ≥ ρ."""
 
-    __slots__ = ("log_s_lo", "mu_lo", "sd_lo", "sd_hi", "rho_hi")
-
-    def __init__(self, log_s_lo, mu_lo, sd_lo, sd_hi, rho_hi):
-        self.log_s_lo, self.mu_lo = float(log_s_lo), float(mu_lo)
-        self.sd_lo, self.sd_hi, self.rho_hi = float(sd_lo), float(sd_hi), float(rho_hi)
-
-    def __repr__(self):
-        return (f"LossMoments(log_s_lo={self.log_s_lo!r}, mu_lo={self.mu_lo!r}, "
-                f"sd=[{self.sd_lo!r}, {self.sd_hi!r}], rho_hi={self.rho_hi!r})")
+    log_s_lo: float
+    mu_lo: float
+    sd_lo: float
+    sd_hi: float
+    rho_hi: float
 
 
 def loss_moments_bounds(log_p, loss) -> LossMoments | None:
@@ -103,7 +101,7 @@ def _moments(lp, L):
     ad = adev + e_dev
     v3 = float(np.sum(pw * ad * ad * ad)) * (1.0 + r + (K + 8.0) * _U) * (1.0 + 1e-12)
     rho_hi = (v3 ** (1.0 / 3.0) * (1.0 + 1e-12) + e_mu) ** 3 * (1.0 + 1e-12)
-    return LossMoments(math.log(s_lo) - 4.0 * _U, mu_lo, sd_lo, sd_hi, rho_hi)
+    return LossMoments(math.log(s_lo) - 4.0 * _U, float(mu_lo), sd_lo, sd_hi, rho_hi)
 
 
 def _upper_sf(z: float) -> float:

@@ -238,6 +238,11 @@ def _bands(jobs) -> list:
     return out
 
 
+def _per_row(vals, lens, dtype=float):
+    """One value per job, repeated over that job's rows (``lens``) of a batch."""
+    return np.repeat(np.asarray(vals, dtype=dtype), lens)
+
+
 def _band_rows(jobs, segs, nnz):
     """[(Σ wts·Re g, Σ wts·e_node, Σ wts·|Re g|)] of each segment (job, k0, k1): its nodes
     ks[k0:k1] evaluated in one array with the other segments' (``_bands``)."""
@@ -245,7 +250,7 @@ def _band_rows(jobs, segs, nnz):
     k = np.concatenate([jobs[i][6][k0:k1] for i, k0, k1 in segs])
 
     def per_row(vals, dtype=float):
-        return np.repeat(np.asarray(vals, dtype=dtype), lens)
+        return _per_row(vals, lens, dtype)
 
     J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
     Q = np.repeat(np.stack([jobs[i][1] for i, _, _ in segs]), lens, axis=0)
@@ -434,7 +439,7 @@ def _rem_round(group, res) -> list:
     HI = np.concatenate([st.hi for st in group])
 
     def per_row(vals):
-        return np.repeat(np.asarray(vals, dtype=float), lens)
+        return _per_row(vals, lens)
 
     DD = np.repeat(np.stack([st.dd for st in group]), lens, axis=0)
     C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
@@ -480,7 +485,7 @@ def _rem_round(group, res) -> list:
 
 
 #: The batched runner of each kind of step ``trapezoid_steps`` yields (``numerics.steps``).
-STEPS = {"band": lambda jobs: _bands(jobs), "rem": lambda jobs: _remainders(jobs)}
+STEPS = {"band": _bands, "rem": _remainders}
 
 
 def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):

@@ -571,15 +571,7 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     else:
         u1 = np.exp(_log_cdf_upper(N[:, None], q, E - 1.0))
         u2 = np.exp(_log_cdf_upper(N[:, None] - 1.0, q, E - 2.0))
-    U = np.minimum(1.0, mix_a * u1 + (1.0 - mix_a) * u2)
-    # running maximum over the J bins and the bins' shares, column by column (the same
-    # maxima and differences as maximum.accumulate / diff along the short axis, whose
-    # per-row inner loops cost ~4x more at 1e5 rows)
-    for j in range(1, J):
-        np.maximum(U[:, j - 1], U[:, j], out=U[:, j])
-    frac = np.empty(U.shape)
-    np.subtract(U[:, 1:], U[:, :-1], out=frac[:, :-1])
-    np.subtract(1.0, U[:, -1], out=frac[:, -1])
+    U, frac = _bin_shares(mix_a, u1, u2)
     worst += float(np.dot(W, U[:, 0]))
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
     alpha, beta, gamma = _bias_eff(hp, s[ends][:, None], edges)
@@ -595,6 +587,21 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
 #: Rows (s) per standard deviation of the smooth sums that ``SAMPLED`` ranking reads on a
 #: lattice (``_checkin_sampled_rows``; aliasing e^−2π²·16 ≈ 1e-137 of the sum).
 _LATTICE_PER_SD = 4.0
+
+
+def _bin_shares(mix_a, u1, u2):
+    """(U, shares): U = min(1, a·u1 + (1 − a)·u2) made non-decreasing over the bins (a
+    running maximum along each row), and each bin's share of it (successive differences,
+    the last bin's 1 − U). Column by column: the same maxima and differences as
+    maximum.accumulate / diff along the short axis, whose per-row inner loops cost ~4x more
+    at 1e5 rows."""
+    U = np.minimum(1.0, mix_a * u1 + (1.0 - mix_a) * u2)
+    for j in range(1, U.shape[1]):
+        np.maximum(U[:, j - 1], U[:, j], out=U[:, j])
+    frac = np.empty(U.shape)
+    np.subtract(U[:, 1:], U[:, :-1], out=frac[:, :-1])
+    np.subtract(1.0, U[:, -1], out=frac[:, -1])
+    return U, frac
 
 
 def _checkin_sampled_rows(hp: HiddenPair, budget, lo: int, hi: int) -> Cells | None:
@@ -656,12 +663,7 @@ def _checkin_sampled_rows(hp: HiddenPair, budget, lo: int, hi: int) -> Cells | N
     u1 = cdf(N, edges - 1.0)
     u2 = cdf(N - 1.0, edges - 2.0)
     mix_a = (s / (s + k * N * q))[:, None]
-    U = np.minimum(1.0, mix_a * u1 + (1.0 - mix_a) * u2)
-    for j in range(1, J):
-        np.maximum(U[:, j - 1], U[:, j], out=U[:, j])
-    frac = np.empty(U.shape)
-    np.subtract(U[:, 1:], U[:, :-1], out=frac[:, :-1])
-    np.subtract(1.0, U[:, -1], out=frac[:, -1])
+    U, frac = _bin_shares(mix_a, u1, u2)
     worst += h * float(np.dot(W, U[:, 0]))
     wj = h * (W @ frac)
     alpha, beta, gamma = _bias_eff(hp, np.array([[hi]]), edges)
