@@ -153,7 +153,9 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     if M > 2 ** 62 // max(int(np.abs(j).max()), 1) // 4:
         return None
     m = half                           # nodes 1 … m, each with its conjugate
-    full = (m + 1) * nnz <= FULL_WORK
+    # every node when that is cheap (no remainder to bound) — and within ``work_max``: a
+    # short inversion (small n) would otherwise decline where a band and a remainder do
+    full = (m + 1) * nnz <= min(FULL_WORK, work_max)
     X = 80.0
     for _attempt in range(3):
         # nodes k ≤ k_B: the quadratic bound is e^{−X}-small at θ_a = 2π(k_B + 1)/M

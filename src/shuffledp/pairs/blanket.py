@@ -327,9 +327,10 @@ def _fdp_cached(mech, n, rate, points, nu):
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat
 
-    if iid.fourier_first(n, nu):
+    if iid.fourier_first(n, nu) or _mostly_smooth(atoms, n, nu):
         # Sums by Fourier inversion (a few hundred nodes each, Python-bound): every point's
-        # next sum in one batch of node bands.
+        # next sum in one batch of node bands. (Either way each sum chooses its engine
+        # itself and its floats are the same; this only decides how they are scheduled.)
         small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
         return grid, small
 
@@ -341,6 +342,24 @@ def _fdp_cached(mech, n, rate, points, nu):
     # The points are independent certified sums (FFT-bound): side by side on a few threads.
     small[todo] = pmap(point, range(len(todo)))
     return grid, small
+
+
+def _mostly_smooth(atoms, n, nu) -> bool:
+    """Whether most of a curve's sums take the Fourier inversion below the length where
+    every law does (``iid.fourier_first`` with the law's span): the curve is then summed in
+    batches, else point by point on the thread pool (FFT-bound sums)."""
+    spans = []
+    for row in atoms:
+        for a in row:
+            if a is None:
+                continue
+            v, p = np.asarray(a[0], dtype=float), np.asarray(a[1], dtype=float)
+            sd = math.sqrt(max(float(np.sum(p * (v - np.sum(p * v)) ** 2)), 0.0))
+            spans.append(float(np.ptp(v)) / sd if sd > 0.0 else math.inf)
+    if not spans:
+        return False
+    smooth = sum(iid.fourier_first(n, nu, span_sds=x) for x in spans)
+    return 2 * smooth >= len(spans)
 
 
 def _point_masses(g, t, sm):
