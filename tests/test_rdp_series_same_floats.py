@@ -142,7 +142,8 @@ def test_rademacher_log_moments_same_floats(kmax):
     rng = np.random.default_rng(kmax)
     for s in [np.array([1.0]), np.array([2.0]), np.array([float(kmax)]),
               np.array([float(rng.integers(1, 10**8))]), np.arange(1.0, 1025.0),
-              np.arange(70000.0, 71024.0), rng.integers(1, 10**9, 50).astype(float)]:
+              np.arange(70000.0, 71024.0), rng.integers(1, 10**9, 50).astype(float),
+              rng.integers(1, 10**6, 5).astype(float), np.arange(1.0, 9.0)]:
         assert np.array_equal(rademacher_log_moments(s, kmax), _rademacher_ref(s, kmax),
                               equal_nan=True)
 
