@@ -151,12 +151,50 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     with np.errstate(divide="ignore"):
         log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - head))
     part = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(head)
+    if s.size <= _FEW_SLICES:
+        rem = _remainder_few(s, log_top, fixed, t_h, part, log_psi_g)
+    else:
+        rem = _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g)
+    # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
+    rem = rem + 2.3e-308 * float(c.sum())
+    if B > 1:
+        rem = np.repeat(rem, B)[:full]
+    return val * (1.0 + _SERIES_SLACK), rem
+
+
+#: At most this many slices, the remainder is formed as one (slices × candidates) array
+#: (fewer numpy calls); above, one contiguous row per candidate (``_remainder_rows``).
+#: Both give the same floats: the same elementwise operations on the same values.
+_FEW_SLICES = 64
+
+
+def _remainder_few(s, log_top, fixed, t_h, part, log_psi_g):
+    """The remainder bound at each slice: the smallest over the candidates t of
+    e^{first term} + e^{Hoeffding term} (−∞ where t ≥ 1), as a (slices × candidates) array."""
     k = fixed.size
-    # Per candidate (one contiguous row each): e^{first term} + e^{Hoeffding term}, the
-    # Hoeffding term log ψ(γ) + min(log 2 − s t²/2, 0) and −∞ where t ≥ 1. Every entry is
-    # the float of the (slices × candidates) form: the same elementwise operations in the
-    # same order; a Hoeffding term at or below −746 is left out (its e^x is +0.0 exactly,
-    # and x + 0.0 = x), as is a fixed t ≥ 1 (all −∞).
+    ts = np.concatenate([np.broadcast_to(fixed, (s.size, k)), t_h[:, None]], axis=1)
+    t1 = np.empty(ts.shape)
+    np.add(part[None, :k], log_top[:, None], out=t1[:, :k])
+    np.add(part[k:], log_top, out=t1[:, k])
+    t2 = log_psi_g + np.minimum(math.log(2.0) - 0.5 * s[:, None] * ts * ts, 0.0)
+    t2 = np.where(ts >= 1.0, -np.inf, t2)
+    with np.errstate(over="ignore"):
+        tot = np.exp(t1)
+        tot += np.exp(t2)
+    # The smallest candidate per slice, column by column (a minimum is exact: the same
+    # floats as a reduction along the rows, which numpy runs 6 elements at a time).
+    rem = tot[:, 0].copy()
+    for j in range(1, tot.shape[1]):
+        np.minimum(rem, tot[:, j], out=rem)
+    return rem
+
+
+def _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g):
+    """``_remainder_few`` with one contiguous row per candidate. Every entry is the float
+    of the (slices × candidates) form: the same elementwise operations in the same order;
+    a Hoeffding term at or below −746 is left out (its e^x is +0.0 exactly, and
+    x + 0.0 = x), as is a fixed t ≥ 1 (all −∞)."""
+    k = fixed.size
     half_s = 0.5 * s
     ln2 = math.log(2.0)
     tot = np.empty((k + 1, s.size))
@@ -191,11 +229,7 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     rem = tot[0].copy()
     for j in range(1, k + 1):
         np.minimum(rem, tot[j], out=rem)
-    # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
-    rem = rem + 2.3e-308 * float(c.sum())
-    if B > 1:
-        rem = np.repeat(rem, B)[:full]
-    return val * (1.0 + _SERIES_SLACK), rem
+    return rem
 
 
 #: Margin of ``_first_slice_fails``: its one-row value and remainder may differ from the
