@@ -746,11 +746,31 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
         _EVEN_PARTITIONS[kmax] = np.array([[float(v) for v in row] for row in e])
     E = _EVEN_PARTITIONS[kmax]
     n = s.size
+    if n <= 8:
+        # A few rows (the series' one-slice checks): F's and U's running products by
+        # ``np.cumprod`` (it multiplies left to right, as the column loop below does), the
+        # same column-major blocks and matrix-vector products, and the logs of all k at
+        # once (elementwise): the same floats with ~4·kmax fewer numpy calls.
+        fac = np.empty((n, kmax + 1))
+        fac[:, 0] = 1.0
+        np.maximum(1.0 - np.arange(kmax, dtype=float)[None, :] / s[:, None], 0.0,
+                   out=fac[:, 1:])
+        F = np.asfortranarray(np.cumprod(fac, axis=1))
+        fac[:, 1:] = (1.0 / s)[:, None]
+        U = np.asfortranarray(np.cumprod(fac, axis=1))
+        inner = np.empty((kmax, n))
+        buf = np.empty((n, kmax), order="F")
+        for k in range(1, kmax + 1):
+            blk = buf[:, :k]
+            np.multiply(F[:, 1:k + 1], U[:, k - 1::-1], out=blk)
+            inner[k - 1] = blk @ E[k, 1:k + 1]
+        with np.errstate(divide="ignore"):
+            np.log(inner, out=inner)
+        inner -= np.arange(1, kmax + 1, dtype=float)[:, None] * np.log(s)[None, :]
+        return np.ascontiguousarray(inner.T)
     # F[:, m] = s(s−1)…(s−m+1)/s^m (0 once m > s) and U[:, d] = s^−d, column by column (the
     # running products of the rows' factors, as a cumulative product along each row forms
     # them). Column-major: the products below read whole columns.
-    if n <= 8:
-        return _rademacher_few_rows(s, kmax, E)
     F = np.empty((n, kmax + 1), order="F")
     U = np.empty((n, kmax + 1), order="F")
     F[:, 0] = 1.0
@@ -772,32 +792,6 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
             inner = blk @ E[k, 1:k + 1]
             out[:, k - 1] = np.log(inner) - k * logs
     return out
-
-
-def _rademacher_few_rows(s, kmax: int, E) -> np.ndarray:
-    """``rademacher_log_moments`` for a few rows (the series' one-slice checks), with the
-    same floats: F's and U's running products by ``np.cumprod`` (it multiplies left to
-    right, as the column loop does), the same column-major blocks and matrix-vector
-    products, and the logs of all k at once (elementwise)."""
-    n = s.size
-    inv = 1.0 / s
-    fac = np.empty((n, kmax + 1))
-    fac[:, 0] = 1.0
-    np.maximum(1.0 - np.arange(kmax, dtype=float)[None, :] / s[:, None], 0.0, out=fac[:, 1:])
-    F = np.asfortranarray(np.cumprod(fac, axis=1))
-    fac[:, 1:] = inv[:, None]
-    U = np.asfortranarray(np.cumprod(fac, axis=1))
-    logs = np.log(s)
-    inner = np.empty((kmax, n))
-    buf = np.empty((n, kmax), order="F")
-    for k in range(1, kmax + 1):
-        blk = buf[:, :k]
-        np.multiply(F[:, 1:k + 1], U[:, k - 1::-1], out=blk)
-        inner[k - 1] = blk @ E[k, 1:k + 1]
-    with np.errstate(divide="ignore"):
-        np.log(inner, out=inner)
-    inner -= np.arange(1, kmax + 1, dtype=float)[:, None] * logs[None, :]
-    return np.ascontiguousarray(inner.T)
 
 
 def binom_log_tail_bound(n, p, k, upper: bool, q=None) -> float:
