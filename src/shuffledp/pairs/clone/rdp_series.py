@@ -82,8 +82,13 @@ def _moments_rows(s_lo: int, s_hi: int, kmax: int):
     rows = slice(off, off + (s_hi - s_lo + 1))
     if len(parts) == 1:
         return parts[0][0][rows], parts[0][1][rows]
-    return (np.concatenate([m for m, _ in parts])[rows],
-            np.concatenate([t for _, t in parts])[rows])
+    # Only the window's rows of each block are copied (the same rows as slicing the
+    # concatenation of the whole blocks).
+    end = off + (s_hi - s_lo + 1)
+    cuts = [slice(max(off - i * _MOM_ROWS, 0), min(end - i * _MOM_ROWS, _MOM_ROWS))
+            for i in range(len(parts))]
+    return (np.concatenate([m[r] for (m, _), r in zip(parts, cuts)]),
+            np.concatenate([t[r] for (_, t), r in zip(parts, cuts)]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -105,12 +110,14 @@ def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
     ψ_0 = 1, ψ_1 = 2λ − 1, ψ_2 = 2λ(λ − 1). For an integer λ ≥ 2 every ψ_j ≥ 0 (both factors
     have non-negative Taylor coefficients) and the recurrence adds non-negative terms only.
     """
-    c = np.empty(2 * kmax + 1)
-    c[0], c[1], c[2] = 1.0, (2 * lam - 1) * gamma, 2.0 * lam * (lam - 1) * gamma * gamma
+    # In Python floats (the same IEEE double operations as on numpy's float64 entries,
+    # without an array read and write per term).
+    gamma = float(gamma)
+    c = [1.0, (2 * lam - 1) * gamma, 2.0 * lam * (lam - 1) * gamma * gamma]
     a = 2.0 * lam - 1.0
     for j in range(2, 2 * kmax):
-        c[j + 1] = gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1)
-    return c[2::2]
+        c.append(gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1))
+    return np.array(c)[2::2]         # a strided view, as before: BLAS's path follows the stride
 
 
 def _series_slices(pair, lam: int, K: float, kmax: int):
@@ -136,7 +143,6 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     B = max(1, -(-full // _REM_POINTS))
     s, log_top = s[::B], log_top[::B]
     t_h = np.minimum(1.0, np.sqrt(2.0 * (max(log_psi_g, 0.0) + math.log(2.0) + 40.0) / s))
-    ts = np.concatenate([np.broadcast_to(fixed, (s.size, fixed.size)), t_h[:, None]], axis=1)
     # The parts of the first term that depend on t alone are formed once for the fixed
     # fractions (one row, the same operations) and for the per-slice one.
     head = np.concatenate([fixed[None, :], t_h[:, None]], axis=None)
@@ -145,7 +151,28 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     with np.errstate(divide="ignore"):
         log_1m = np.log(2.0 * pair.beta + gamma * (1.0 - head))
     part = lam * np.log1p(rg) + (1 - lam) * log_1m - J1 * np.log(head)
+    if s.size <= _FEW_SLICES:
+        rem = _remainder_few(s, log_top, fixed, t_h, part, log_psi_g)
+    else:
+        rem = _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g)
+    # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
+    rem = rem + 2.3e-308 * float(c.sum())
+    if B > 1:
+        rem = np.repeat(rem, B)[:full]
+    return val * (1.0 + _SERIES_SLACK), rem
+
+
+#: At most this many slices, the remainder is formed as one (slices × candidates) array
+#: (fewer numpy calls); above, one contiguous row per candidate (``_remainder_rows``).
+#: Both give the same floats: the same elementwise operations on the same values.
+_FEW_SLICES = 64
+
+
+def _remainder_few(s, log_top, fixed, t_h, part, log_psi_g):
+    """The remainder bound at each slice: the smallest over the candidates t of
+    e^{first term} + e^{Hoeffding term} (−∞ where t ≥ 1), as a (slices × candidates) array."""
     k = fixed.size
+    ts = np.concatenate([np.broadcast_to(fixed, (s.size, k)), t_h[:, None]], axis=1)
     t1 = np.empty(ts.shape)
     np.add(part[None, :k], log_top[:, None], out=t1[:, :k])
     np.add(part[k:], log_top, out=t1[:, k])
@@ -159,11 +186,50 @@ def _series_eval(pair, lam: int, kmax: int, s, mu, log_top):
     rem = tot[:, 0].copy()
     for j in range(1, tot.shape[1]):
         np.minimum(rem, tot[:, j], out=rem)
-    # An underflowed moment (< 2.3e-308) times its coefficient: charged to every slice.
-    rem = rem + 2.3e-308 * float(c.sum())
-    if B > 1:
-        rem = np.repeat(rem, B)[:full]
-    return val * (1.0 + _SERIES_SLACK), rem
+    return rem
+
+
+def _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g):
+    """``_remainder_few`` with one contiguous row per candidate. Every entry is the float
+    of the (slices × candidates) form: the same elementwise operations in the same order;
+    a Hoeffding term at or below −746 is left out (its e^x is +0.0 exactly, and
+    x + 0.0 = x), as is a fixed t ≥ 1 (all −∞)."""
+    k = fixed.size
+    half_s = 0.5 * s
+    ln2 = math.log(2.0)
+    tot = np.empty((k + 1, s.size))
+    with np.errstate(over="ignore"):
+        for j in range(k + 1):
+            row = tot[j]
+            if j < k:
+                np.add(part[j], log_top, out=row)
+            else:
+                np.add(part[k:], log_top, out=row)
+            np.exp(row, out=row)
+            if j < k:
+                tj = float(fixed[j])
+                if tj >= 1.0:
+                    continue
+                t2 = half_s * tj
+                t2 *= tj
+            else:
+                t2 = half_s * t_h
+                t2 *= t_h
+            np.subtract(ln2, t2, out=t2)
+            np.minimum(t2, 0.0, out=t2)
+            np.add(log_psi_g, t2, out=t2)
+            if j == k:
+                t2[t_h >= 1.0] = -np.inf
+            live = ~(t2 <= -746.0)                  # NaN stays (as e^NaN did)
+            if live.all():
+                row += np.exp(t2)
+            elif live.any():
+                row[live] += np.exp(t2[live])
+    # The smallest candidate per slice, row by row (a minimum is exact).
+    rem = tot[0].copy()
+    for j in range(1, k + 1):
+        np.minimum(rem, tot[j], out=rem)
+    return rem
 
 
 #: Margin of ``_first_slice_fails``: its one-row value and remainder may differ from the
