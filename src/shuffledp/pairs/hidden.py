@@ -56,6 +56,7 @@ from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, bin
                         binom_logpmf_pairs, binom_tail_mass, binom_window,
                         falling_root_certified, half_binom_logpmf, half_binom_logpmf_runs,
                         round_up)
+from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
 from .law import Bias, CloneLaw
 
@@ -372,7 +373,7 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
     with np.errstate(divide="ignore", invalid="ignore"):
         LN = np.log1p(-kr / Nr) - lp
     inc = Lk[:, :-1] + LN[:, :-1]
-    l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), np.cumsum(inc, axis=1)], axis=1)
+    l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), _row_cumsum(inc)], axis=1)
     with np.errstate(over="ignore", invalid="ignore"):
         e0 = np.exp(l0)
     c = q * e0                         # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
@@ -391,8 +392,8 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
         c[si, i] += v
         a[si, i] += v
         tops[si] = max(tops[si], int(D[si, i]))
-    C = np.cumsum(c, axis=1)
-    A = np.cumsum(a, axis=1)
+    C = _row_cumsum(c)
+    A = _row_cumsum(a)
     res = []
     for s_ in range(S):
         m = int(lens[s_])
@@ -402,6 +403,25 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
         with np.errstate(divide="ignore"):
             res.append(np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300))
     return res
+
+
+#: Row length from which ``_row_cumsum`` runs one 1-D call per row.
+_ROW_CUMSUM_MIN = 256
+
+
+def _row_cumsum(x, out=None):
+    """``np.cumsum(x, axis=1)`` of a 2-D array (into ``out``, which must not overlap x): the
+    same sequential sums, row by row where rows are long. numpy holds the GIL through a
+    2-D accumulate but releases it for a 1-D one into another array, so the two CDF
+    bounds of ``_checkin_binned`` then run side by side on two threads."""
+    if out is None:
+        out = np.empty(x.shape)
+    if x.shape[1] < _ROW_CUMSUM_MIN:
+        return np.cumsum(x, axis=1, out=out)
+    acc = np.add.accumulate
+    for i in range(x.shape[0]):
+        acc(x[i], out=out[i])
+    return out
 
 
 def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
@@ -417,12 +437,12 @@ def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
         LN -= lp
     l0 = np.empty(Nr.shape)
     l0[:, 0] = 0.0
-    np.cumsum(LN[:, :-1], axis=1, out=l0[:, 1:])
+    _row_cumsum(LN[:, :-1], out=l0[:, 1:])
     l0 += base[:, None]
     with np.errstate(over="ignore", invalid="ignore"):
         c = np.exp(l0)
     c *= q                             # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
-    C = np.cumsum(c, axis=1, out=c)
+    C = _row_cumsum(c)
     res = []
     for s_ in range(S):
         m = int(lens[s_])
@@ -566,11 +586,18 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
         # by the path identities cost ~0.1 µs per entry against bdtr's ~1 µs (ranking
         # only: the same ε0 at 80 settings with 10³–10⁶ users; see also
         # ``_checkin_sampled_rows``)
-        u1 = np.exp(_path_log_cdf_upper(N, q, E - 1.0, ranking))
-        u2 = np.exp(_path_log_cdf_upper(N - 1.0, q, E - 2.0, ranking))
+        def upper(shift):
+            return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking))
     else:
-        u1 = np.exp(_log_cdf_upper(N[:, None], q, E - 1.0))
-        u2 = np.exp(_log_cdf_upper(N[:, None] - 1.0, q, E - 2.0))
+        def upper(shift):
+            return np.exp(_log_cdf_upper(N[:, None] - shift, q, E - (1.0 + shift)))
+    # u1 = Pr[Bin(N, q) ≤ E − 1] and u2 = Pr[Bin(N − 1, q) ≤ E − 2] (upper bounds) are
+    # independent and cost about the same (their series and runs are numpy calls that
+    # release the GIL): on two threads where there is enough work; the same floats.
+    if s.size * J >= _PAIR_THREADED:
+        u1, u2 = pmap(upper, (0.0, 1.0))
+    else:
+        u1, u2 = upper(0.0), upper(1.0)
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += float(np.dot(W, U[:, 0]))
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
@@ -587,6 +614,11 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
 #: Rows (s) per standard deviation of the smooth sums that ``SAMPLED`` ranking reads on a
 #: lattice (``_checkin_sampled_rows``; aliasing e^−2π²·16 ≈ 1e-137 of the sum).
 _LATTICE_PER_SD = 4.0
+
+
+#: Entries (rows × bins) from which ``_checkin_binned`` computes its two CDF bounds on two
+#: threads (below, the hand-off costs more than it saves).
+_PAIR_THREADED = 6000
 
 
 def _bin_shares(mix_a, u1, u2):
@@ -774,30 +806,48 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
     logq = np.empty(total)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(rstart.size + 1))
-    for u in range(rstart.size):
-        cells = order[bounds[u]:bounds[u + 1]]
-        if cells.size == 0:
-            continue
-        i0 = int(cells[0])
-        L = int(counts[i0])                          # the same window for every cell of c
-        b = int(rstart[u] - r0[u] + alo[i0])         # run index of x = alo
-        lv = run[b:b + L]
-        lu = np.empty(L)
-        if alo[i0] - 1 >= r0[u]:
-            lu[:] = run[b - 1:b - 1 + L]
-        else:                                        # x = 0: no x − 1 in the run
-            lu[0] = -np.inf
-            lu[1:] = run[b:b + L - 1]
-        la = la_c[cells][:, None]
-        lb = lb_c[cells][:, None]
-        lw = lw_c[cells][:, None]
-        P = lw + np.logaddexp(la + lu, lb + lv)
-        Q = lw + np.logaddexp(lb + lu, la + lv)
-        for k, i in enumerate(cells.tolist()):
-            o = int(offs[i])
-            logp[o:o + L] = P[k]
-            logq[o:o + L] = Q[k]
+
+    def fill(us):
+        for u in us:
+            cells = order[bounds[u]:bounds[u + 1]]
+            if cells.size == 0:
+                continue
+            i0 = int(cells[0])
+            L = int(counts[i0])                      # the same window for every cell of c
+            b = int(rstart[u] - r0[u] + alo[i0])     # run index of x = alo
+            lv = run[b:b + L]
+            lu = np.empty(L)
+            if alo[i0] - 1 >= r0[u]:
+                lu[:] = run[b - 1:b - 1 + L]
+            else:                                    # x = 0: no x − 1 in the run
+                lu[0] = -np.inf
+                lu[1:] = run[b:b + L - 1]
+            la = la_c[cells][:, None]
+            lb = lb_c[cells][:, None]
+            lw = lw_c[cells][:, None]
+            P = lw + np.logaddexp(la + lu, lb + lv)
+            Q = lw + np.logaddexp(lb + lu, la + lv)
+            for k, i in enumerate(cells.tolist()):
+                o = int(offs[i])
+                logp[o:o + L] = P[k]
+                logq[o:o + L] = Q[k]
+
+    U = rstart.size
+    if total >= _ATOMS_THREADED and total >= _ATOMS_PER_SLICE * U and parallel():
+        # Large slices (the certified pair's ~1e6 atoms): two runs of slices with about
+        # half the atoms each, on two threads (numpy's logaddexp releases the GIL); every
+        # atom is computed by the same operations and written to its own place.
+        cum = np.cumsum(np.bincount(inv, weights=counts, minlength=U))
+        mid = int(np.searchsorted(cum, 0.5 * cum[-1])) + 1
+        pmap(fill, [range(0, mid), range(mid, U)])
+    else:
+        fill(range(U))
     return logp, logq
+
+
+#: Atoms (in all, and per distinct slice) from which ``_atoms_grouped`` works on two threads.
+_ATOMS_THREADED = 200_000
+_ATOMS_PER_SLICE = 2_000
 
 
 @functools.lru_cache(maxsize=4)
