@@ -580,7 +580,8 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     blk = np.repeat(np.arange(starts.size), ends - starts + 1)
     E = edges[blk]                                   # (n_s, J)
     mix_a = (s / (s + k * N * q))[:, None]
-    if float(N.max()) > BDTR_MAX_N or (ranking == SAMPLED and B >= 8):
+    series = float(N.max()) > BDTR_MAX_N
+    if series or (ranking == SAMPLED and B >= 8):
         # above 1e6 trials scipy's bdtr is not accurate enough; for SAMPLED ranking with
         # blocks of 8 rows or more, the runs' start values from the incomplete beta carried
         # by the path identities cost ~0.1 µs per entry against bdtr's ~1 µs (ranking
@@ -588,13 +589,17 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
         # ``_checkin_sampled_rows``)
         def upper(shift):
             return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking))
+        # certified series (≥ 10⁴ terms each) or ~0.1 µs an entry along the runs
+        work = math.inf if series and not ranking else 0.1 * s.size * J
     else:
         def upper(shift):
             return np.exp(_log_cdf_upper(N[:, None] - shift, q, E - (1.0 + shift)))
+        work = 0.0          # scipy's bdtr on integers holds the GIL (measured): one thread
     # u1 = Pr[Bin(N, q) ≤ E − 1] and u2 = Pr[Bin(N − 1, q) ≤ E − 2] (upper bounds) are
-    # independent and cost about the same (their series and runs are numpy calls that
-    # release the GIL): on two threads where there is enough work; the same floats.
-    if s.size * J >= _PAIR_THREADED:
+    # independent and cost about the same (their series and runs are numpy calls, and
+    # scipy's betainc, that release the GIL): on two threads where each has ~1 ms of work
+    # or more (the hand-off costs ~0.1 ms); the same floats.
+    if work >= _PAIR_THREADED_US:
         u1, u2 = pmap(upper, (0.0, 1.0))
     else:
         u1, u2 = upper(0.0), upper(1.0)
@@ -616,9 +621,9 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
 _LATTICE_PER_SD = 4.0
 
 
-#: Entries (rows × bins) from which ``_checkin_binned`` computes its two CDF bounds on two
-#: threads (below, the hand-off costs more than it saves).
-_PAIR_THREADED = 6000
+#: Estimated µs of work per CDF bound from which ``_checkin_binned`` computes its two bounds
+#: on two threads (below, the hand-off costs about what it saves).
+_PAIR_THREADED_US = 1000.0
 
 
 def _bin_shares(mix_a, u1, u2):
@@ -692,8 +697,8 @@ def _checkin_sampled_rows(hp: HiddenPair, budget, lo: int, hi: int) -> Cells | N
                               * (1.0 + 1e-9))
         return out
 
-    u1 = cdf(N, edges - 1.0)
-    u2 = cdf(N - 1.0, edges - 2.0)
+    # the two bounds' incomplete betas (~8 µs each, releasing the GIL) on two threads
+    u1, u2 = pmap(lambda sh: cdf(N - sh, edges - (1.0 + sh)), (0.0, 1.0))
     mix_a = (s / (s + k * N * q))[:, None]
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += h * float(np.dot(W, U[:, 0]))
@@ -846,7 +851,7 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
 
 
 #: Atoms (in all, and per distinct slice) from which ``_atoms_grouped`` works on two threads.
-_ATOMS_THREADED = 200_000
+_ATOMS_THREADED = 40_000
 _ATOMS_PER_SLICE = 2_000
 
 
