@@ -279,7 +279,7 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
 
 
 #: Atoms × orders from which ``_quick_rdp`` splits its orders over two threads.
-_QUICK_THREADED = 200_000
+_QUICK_THREADED = 400_000
 
 
 @register

@@ -812,11 +812,8 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(rstart.size + 1))
 
-    def fill(us):
-        for u in us:
-            cells = order[bounds[u]:bounds[u + 1]]
-            if cells.size == 0:
-                continue
+    def fill(tasks):
+        for u, cells in tasks:
             i0 = int(cells[0])
             L = int(counts[i0])                      # the same window for every cell of c
             b = int(rstart[u] - r0[u] + alo[i0])     # run index of x = alo
@@ -838,15 +835,22 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
                 logq[o:o + L] = Q[k]
 
     U = rstart.size
+    tasks = [(u, order[bounds[u]:bounds[u + 1]]) for u in range(U)
+             if bounds[u + 1] > bounds[u]]
     if total >= _ATOMS_THREADED and total >= _ATOMS_PER_SLICE * U and parallel():
-        # Large slices (the certified pair's ~1e6 atoms): two runs of slices with about
-        # half the atoms each, on two threads (numpy's logaddexp releases the GIL); every
-        # atom is computed by the same operations and written to its own place.
-        cum = np.cumsum(np.bincount(inv, weights=counts, minlength=U))
-        mid = int(np.searchsorted(cum, 0.5 * cum[-1])) + 1
-        pmap(fill, [range(0, mid), range(mid, U)])
+        # Large slices (the certified pair's ~1e6 atoms, the ranking's ~1e5): two lists of
+        # work with about half the atoms each, on two threads (numpy's logaddexp releases
+        # the GIL); a slice's cells are split where there are few slices. Every atom is
+        # computed by the same elementwise operations and written to its own place.
+        if len(tasks) < 8:
+            tasks = [(u, part) for u, cells in tasks
+                     for part in (cells[:(cells.size + 1) // 2], cells[(cells.size + 1) // 2:])
+                     if part.size]
+        load = np.cumsum([0] + [int(counts[int(c[0])]) * c.size for _, c in tasks])
+        mid = int(np.argmin(np.abs(load - 0.5 * load[-1])))      # tasks[:mid]: ~half
+        pmap(fill, [tasks[:mid], tasks[mid:]])
     else:
-        fill(range(U))
+        fill(tasks)
     return logp, logq
 
 
