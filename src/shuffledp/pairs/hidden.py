@@ -550,26 +550,35 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
         cl = _checkin_sampled_rows(hp, budget, lo, hi)
         if cl is not None:
             return cl
-    s = np.arange(lo, hi + 1)
-    ls = binom_logpmf(s, n, mu)
-    N = (n - s).astype(float)
-    W = np.exp(ls) * (k * N * q + s) / _norm(hp)
-    zero = float(W[0]) if s[0] == 0 else 0.0
-    keep = s >= 1
-    s, W, N = s[keep], W[keep], N[keep]
-    worst = binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
-    if s.size == 0:
-        return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                     np.zeros(0), zero, worst, False)
+    s_all = np.arange(lo, hi + 1)
+    N_all = (n - s_all).astype(float)
+
+    def weights():
+        ls = binom_logpmf(s_all, n, mu)
+        return np.exp(ls) * (k * N_all * q + s_all) / _norm(hp)
+
+    def tail_mass():
+        return binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
+
+    keep = s_all >= 1
+    s, N = s_all[keep], N_all[keep]
     J = 1 if q <= 0.0 else len(_NBOT_Z)
-    B = _block_width(s.size, J, n * mu, budget)
-    starts = np.arange(0, s.size, B)
-    ends = np.minimum(starts + B, s.size) - 1
-    if q <= 0.0:                                     # γ = 1: n_⊥ = 0 always
-        w = np.add.reduceat(W, starts)
+    if s.size == 0 or q <= 0.0:
+        W_all, worst = weights(), tail_mass()
+        zero = float(W_all[0]) if s_all[0] == 0 else 0.0
+        W = W_all[keep]
+        if s.size == 0:
+            return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                         np.zeros(0), zero, worst, False)
+        B = _block_width(s.size, J, n * mu, budget)
+        starts = np.arange(0, s.size, B)
+        w = np.add.reduceat(W, starts)               # γ = 1: n_⊥ = 0 always
         return Cells((s[starts] - 1).astype(np.int64), np.full(starts.size, hp.bias.alpha),
                      np.full(starts.size, hp.bias.beta), np.full(starts.size, hp.bias.gamma), w,
                      zero, worst, B == 1)
+    B = _block_width(s.size, J, n * mu, budget)
+    starts = np.arange(0, s.size, B)
+    ends = np.minimum(starts + B, s.size) - 1
     # Common n_⊥ edges per block (n_⊥ | s ~ Bin(n − s, q)), below the block's smallest
     # conditional mean. Under the size-biased weights (κ n_⊥ + s) the law of n_⊥ given s
     # mixes Bin(N, q) (share s) and 1 + Bin(N − 1, q) (share κNq).
@@ -598,11 +607,17 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     # u1 = Pr[Bin(N, q) ≤ E − 1] and u2 = Pr[Bin(N − 1, q) ≤ E − 2] (upper bounds) are
     # independent and cost about the same (their series and runs are numpy calls, and
     # scipy's betainc, that release the GIL): on two threads where each has ~1 ms of work
-    # or more (the hand-off costs ~0.1 ms); the same floats.
+    # or more (the hand-off costs ~0.1 ms), the rows' weights beside u1 and the mass
+    # outside the window beside u2; the same floats.
     if work >= _PAIR_THREADED_US:
-        u1, u2 = pmap(upper, (0.0, 1.0))
+        (u1, W_all), (u2, worst) = pmap(lambda job: job(),
+                                        (lambda: (upper(0.0), weights()),
+                                         lambda: (upper(1.0), tail_mass())))
     else:
+        W_all, worst = weights(), tail_mass()
         u1, u2 = upper(0.0), upper(1.0)
+    zero = float(W_all[0]) if s_all[0] == 0 else 0.0
+    W = W_all[keep]
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += float(np.dot(W, U[:, 0]))
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
