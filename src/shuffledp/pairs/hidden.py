@@ -809,7 +809,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
 _GROUPED_SLICES = 4096
 
 
-def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
+def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room: int = 0):
     """The atoms' (log P, log Q) of ``hidden_atoms``, one distinct slice c at a time: the
     cells of a block share c, and so their x window and their run of log Bin(c, ½) — read
     once as two slices of the run (x and x − 1) instead of gathered atom by atom. The same
@@ -822,8 +822,8 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
         lw_c = np.log(cl.w)
     offs = np.cumsum(counts) - counts
     total = int(counts.sum())
-    logp = np.empty(total)
-    logq = np.empty(total)
+    logp = np.empty(total + room)               # room: ``_with_extra_atoms`` fills the end
+    logq = np.empty(total + room)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(rstart.size + 1))
 
@@ -908,7 +908,9 @@ def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str 
     rstart = np.cumsum(rlen) - rlen
     counts = ahi + 2 - alo
     if uc.size <= _GROUPED_SLICES:
-        logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv)
+        room = _extra_count(cl)
+        logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room)
+        return _with_extra_atoms(hp, cl, logp, logq, tail_cell, room)
     else:
         total = int(counts.sum())
         jj = np.repeat(np.arange(c.size), counts)
@@ -962,9 +964,15 @@ def _lattice_atoms(cl, alo, ahi):
     return lw + np.logaddexp(la + lu, lb + lv), lw + np.logaddexp(lb + lu, la + lv)
 
 
-def _with_extra_atoms(hp, cl, logp, logq, tail_cell):
+def _extra_count(cl) -> int:
+    """Atoms ``_with_extra_atoms`` appends: the charged worst cell (2) and the s = 0 cell."""
+    return (2 if cl.worst > 0 else 0) + (1 if cl.zero > 0 else 0)
+
+
+def _with_extra_atoms(hp, cl, logp, logq, tail_cell, room: int = 0):
     """``hidden_atoms``' result from the cells' atoms: the charged worst cell and the s = 0
-    cell added, atoms of mass 0 under both laws dropped."""
+    cell added, atoms of mass 0 under both laws dropped. ``room``: the arrays already end
+    with that many free places for them (``_extra_count``; no copy of ~10⁶ atoms)."""
     c = cl.c
     extra_p, extra_q = [], []
     if cl.worst > 0:
@@ -975,7 +983,11 @@ def _with_extra_atoms(hp, cl, logp, logq, tail_cell):
     if cl.zero > 0:
         extra_p.append(math.log(cl.zero))
         extra_q.append(math.log(cl.zero))
-    if extra_p:
+    if room:
+        assert room == len(extra_p)
+        logp[-room:] = extra_p
+        logq[-room:] = extra_q
+    elif extra_p:
         logp = np.concatenate([logp, extra_p])
         logq = np.concatenate([logq, extra_q])
     keep = np.isfinite(logp) | np.isfinite(logq)
