@@ -554,7 +554,15 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             last = np.maximum(m.astype(np.int64) - 1, 0)
             rows = np.arange(G)
             r_last = r[rows, last]
-            prods = np.cumprod(r, axis=1, out=r)                    # (r is not needed again)
+            # The cumulative products row by row into d (not needed again): the same
+            # sequential chain as cumprod along axis 1, but numpy holds the GIL through a
+            # 2-D accumulate and through one written over its own input, and releases it
+            # for a 1-D one into another array, so the series of two threads
+            # (``pairs.hidden``'s two CDF bounds) run side by side.
+            acc = np.multiply.accumulate
+            for r_ in range(G):
+                acc(r[r_], out=d[r_])
+            prods = d
             ts = t[sub]
             prods *= ts[:, None]                                    # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one

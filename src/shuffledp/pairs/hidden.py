@@ -56,6 +56,7 @@ from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, bin
                         binom_logpmf_pairs, binom_tail_mass, binom_window,
                         falling_root_certified, half_binom_logpmf, half_binom_logpmf_runs,
                         round_up)
+from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
 from .law import Bias, CloneLaw
 
@@ -372,7 +373,7 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
     with np.errstate(divide="ignore", invalid="ignore"):
         LN = np.log1p(-kr / Nr) - lp
     inc = Lk[:, :-1] + LN[:, :-1]
-    l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), np.cumsum(inc, axis=1)], axis=1)
+    l0 = base[:, None] + np.concatenate([np.zeros((S, 1)), _row_cumsum(inc)], axis=1)
     with np.errstate(over="ignore", invalid="ignore"):
         e0 = np.exp(l0)
     c = q * e0                         # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
@@ -391,8 +392,8 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
         c[si, i] += v
         a[si, i] += v
         tops[si] = max(tops[si], int(D[si, i]))
-    C = np.cumsum(c, axis=1)
-    A = np.cumsum(a, axis=1)
+    C = _row_cumsum(c)
+    A = _row_cumsum(a)
     res = []
     for s_ in range(S):
         m = int(lens[s_])
@@ -402,6 +403,25 @@ def _runs_log_cdf(Ns, ks, lens, q, lp, F0, base, still_path: bool = True) -> lis
         with np.errstate(divide="ignore"):
             res.append(np.log(np.minimum(np.maximum(F, 0.0), 1.0) + 1e-300))
     return res
+
+
+#: Row length from which ``_row_cumsum`` runs one 1-D call per row.
+_ROW_CUMSUM_MIN = 256
+
+
+def _row_cumsum(x, out=None):
+    """``np.cumsum(x, axis=1)`` of a 2-D array (into ``out``, which must not overlap x): the
+    same sequential sums, row by row where rows are long. numpy holds the GIL through a
+    2-D accumulate but releases it for a 1-D one into another array, so the two CDF
+    bounds of ``_checkin_binned`` then run side by side on two threads."""
+    if out is None:
+        out = np.empty(x.shape)
+    if x.shape[1] < _ROW_CUMSUM_MIN:
+        return np.cumsum(x, axis=1, out=out)
+    acc = np.add.accumulate
+    for i in range(x.shape[0]):
+        acc(x[i], out=out[i])
+    return out
 
 
 def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
@@ -417,12 +437,12 @@ def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
         LN -= lp
     l0 = np.empty(Nr.shape)
     l0[:, 0] = 0.0
-    np.cumsum(LN[:, :-1], axis=1, out=l0[:, 1:])
+    _row_cumsum(LN[:, :-1], out=l0[:, 1:])
     l0 += base[:, None]
     with np.errstate(over="ignore", invalid="ignore"):
         c = np.exp(l0)
     c *= q                             # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
-    C = np.cumsum(c, axis=1, out=c)
+    C = _row_cumsum(c)
     res = []
     for s_ in range(S):
         m = int(lens[s_])
@@ -530,26 +550,35 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
         cl = _checkin_sampled_rows(hp, budget, lo, hi)
         if cl is not None:
             return cl
-    s = np.arange(lo, hi + 1)
-    ls = binom_logpmf(s, n, mu)
-    N = (n - s).astype(float)
-    W = np.exp(ls) * (k * N * q + s) / _norm(hp)
-    zero = float(W[0]) if s[0] == 0 else 0.0
-    keep = s >= 1
-    s, W, N = s[keep], W[keep], N[keep]
-    worst = binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
-    if s.size == 0:
-        return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                     np.zeros(0), zero, worst, False)
+    s_all = np.arange(lo, hi + 1)
+    N_all = (n - s_all).astype(float)
+
+    def weights():
+        ls = binom_logpmf(s_all, n, mu)
+        return np.exp(ls) * (k * N_all * q + s_all) / _norm(hp)
+
+    def tail_mass():
+        return binom_tail_mass(n, mu, lo, hi) * (1.0 + 1.0 / k) / hp.c_gamma
+
+    keep = s_all >= 1
+    s, N = s_all[keep], N_all[keep]
     J = 1 if q <= 0.0 else len(_NBOT_Z)
-    B = _block_width(s.size, J, n * mu, budget)
-    starts = np.arange(0, s.size, B)
-    ends = np.minimum(starts + B, s.size) - 1
-    if q <= 0.0:                                     # γ = 1: n_⊥ = 0 always
-        w = np.add.reduceat(W, starts)
+    if s.size == 0 or q <= 0.0:
+        W_all, worst = weights(), tail_mass()
+        zero = float(W_all[0]) if s_all[0] == 0 else 0.0
+        W = W_all[keep]
+        if s.size == 0:
+            return Cells(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                         np.zeros(0), zero, worst, False)
+        B = _block_width(s.size, J, n * mu, budget)
+        starts = np.arange(0, s.size, B)
+        w = np.add.reduceat(W, starts)               # γ = 1: n_⊥ = 0 always
         return Cells((s[starts] - 1).astype(np.int64), np.full(starts.size, hp.bias.alpha),
                      np.full(starts.size, hp.bias.beta), np.full(starts.size, hp.bias.gamma), w,
                      zero, worst, B == 1)
+    B = _block_width(s.size, J, n * mu, budget)
+    starts = np.arange(0, s.size, B)
+    ends = np.minimum(starts + B, s.size) - 1
     # Common n_⊥ edges per block (n_⊥ | s ~ Bin(n − s, q)), below the block's smallest
     # conditional mean. Under the size-biased weights (κ n_⊥ + s) the law of n_⊥ given s
     # mixes Bin(N, q) (share s) and 1 + Bin(N − 1, q) (share κNq).
@@ -560,17 +589,35 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     blk = np.repeat(np.arange(starts.size), ends - starts + 1)
     E = edges[blk]                                   # (n_s, J)
     mix_a = (s / (s + k * N * q))[:, None]
-    if float(N.max()) > BDTR_MAX_N or (ranking == SAMPLED and B >= 8):
+    series = float(N.max()) > BDTR_MAX_N
+    if series or (ranking == SAMPLED and B >= 8):
         # above 1e6 trials scipy's bdtr is not accurate enough; for SAMPLED ranking with
         # blocks of 8 rows or more, the runs' start values from the incomplete beta carried
         # by the path identities cost ~0.1 µs per entry against bdtr's ~1 µs (ranking
         # only: the same ε0 at 80 settings with 10³–10⁶ users; see also
         # ``_checkin_sampled_rows``)
-        u1 = np.exp(_path_log_cdf_upper(N, q, E - 1.0, ranking))
-        u2 = np.exp(_path_log_cdf_upper(N - 1.0, q, E - 2.0, ranking))
+        def upper(shift):
+            return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking))
+        # certified series (≥ 10⁴ terms each) or ~0.1 µs an entry along the runs
+        work = math.inf if series and not ranking else 0.1 * s.size * J
     else:
-        u1 = np.exp(_log_cdf_upper(N[:, None], q, E - 1.0))
-        u2 = np.exp(_log_cdf_upper(N[:, None] - 1.0, q, E - 2.0))
+        def upper(shift):
+            return np.exp(_log_cdf_upper(N[:, None] - shift, q, E - (1.0 + shift)))
+        work = 0.0          # scipy's bdtr on integers holds the GIL (measured): one thread
+    # u1 = Pr[Bin(N, q) ≤ E − 1] and u2 = Pr[Bin(N − 1, q) ≤ E − 2] (upper bounds) are
+    # independent and cost about the same (their series and runs are numpy calls, and
+    # scipy's betainc, that release the GIL): on two threads where each has ~1 ms of work
+    # or more (the hand-off costs ~0.1 ms), the rows' weights beside u1 and the mass
+    # outside the window beside u2; the same floats.
+    if work >= _PAIR_THREADED_US:
+        (u1, W_all), (u2, worst) = pmap(lambda job: job(),
+                                        (lambda: (upper(0.0), weights()),
+                                         lambda: (upper(1.0), tail_mass())))
+    else:
+        W_all, worst = weights(), tail_mass()
+        u1, u2 = upper(0.0), upper(1.0)
+    zero = float(W_all[0]) if s_all[0] == 0 else 0.0
+    W = W_all[keep]
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += float(np.dot(W, U[:, 0]))
     wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
@@ -587,6 +634,11 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
 #: Rows (s) per standard deviation of the smooth sums that ``SAMPLED`` ranking reads on a
 #: lattice (``_checkin_sampled_rows``; aliasing e^−2π²·16 ≈ 1e-137 of the sum).
 _LATTICE_PER_SD = 4.0
+
+
+#: Estimated µs of work per CDF bound from which ``_checkin_binned`` computes its two bounds
+#: on two threads (below, the hand-off costs about what it saves).
+_PAIR_THREADED_US = 1000.0
 
 
 def _bin_shares(mix_a, u1, u2):
@@ -660,8 +712,8 @@ def _checkin_sampled_rows(hp: HiddenPair, budget, lo: int, hi: int) -> Cells | N
                               * (1.0 + 1e-9))
         return out
 
-    u1 = cdf(N, edges - 1.0)
-    u2 = cdf(N - 1.0, edges - 2.0)
+    # the two bounds' incomplete betas (~8 µs each, releasing the GIL) on two threads
+    u1, u2 = pmap(lambda sh: cdf(N - sh, edges - (1.0 + sh)), (0.0, 1.0))
     mix_a = (s / (s + k * N * q))[:, None]
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += h * float(np.dot(W, U[:, 0]))
@@ -757,7 +809,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
 _GROUPED_SLICES = 4096
 
 
-def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
+def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room: int = 0):
     """The atoms' (log P, log Q) of ``hidden_atoms``, one distinct slice c at a time: the
     cells of a block share c, and so their x window and their run of log Bin(c, ½) — read
     once as two slices of the run (x and x − 1) instead of gathered atom by atom. The same
@@ -770,34 +822,56 @@ def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv):
         lw_c = np.log(cl.w)
     offs = np.cumsum(counts) - counts
     total = int(counts.sum())
-    logp = np.empty(total)
-    logq = np.empty(total)
+    logp = np.empty(total + room)               # room: ``_with_extra_atoms`` fills the end
+    logq = np.empty(total + room)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(rstart.size + 1))
-    for u in range(rstart.size):
-        cells = order[bounds[u]:bounds[u + 1]]
-        if cells.size == 0:
-            continue
-        i0 = int(cells[0])
-        L = int(counts[i0])                          # the same window for every cell of c
-        b = int(rstart[u] - r0[u] + alo[i0])         # run index of x = alo
-        lv = run[b:b + L]
-        lu = np.empty(L)
-        if alo[i0] - 1 >= r0[u]:
-            lu[:] = run[b - 1:b - 1 + L]
-        else:                                        # x = 0: no x − 1 in the run
-            lu[0] = -np.inf
-            lu[1:] = run[b:b + L - 1]
-        la = la_c[cells][:, None]
-        lb = lb_c[cells][:, None]
-        lw = lw_c[cells][:, None]
-        P = lw + np.logaddexp(la + lu, lb + lv)
-        Q = lw + np.logaddexp(lb + lu, la + lv)
-        for k, i in enumerate(cells.tolist()):
-            o = int(offs[i])
-            logp[o:o + L] = P[k]
-            logq[o:o + L] = Q[k]
+
+    def fill(tasks):
+        for u, cells in tasks:
+            i0 = int(cells[0])
+            L = int(counts[i0])                      # the same window for every cell of c
+            b = int(rstart[u] - r0[u] + alo[i0])     # run index of x = alo
+            lv = run[b:b + L]
+            lu = np.empty(L)
+            if alo[i0] - 1 >= r0[u]:
+                lu[:] = run[b - 1:b - 1 + L]
+            else:                                    # x = 0: no x − 1 in the run
+                lu[0] = -np.inf
+                lu[1:] = run[b:b + L - 1]
+            la = la_c[cells][:, None]
+            lb = lb_c[cells][:, None]
+            lw = lw_c[cells][:, None]
+            P = lw + np.logaddexp(la + lu, lb + lv)
+            Q = lw + np.logaddexp(lb + lu, la + lv)
+            for k, i in enumerate(cells.tolist()):
+                o = int(offs[i])
+                logp[o:o + L] = P[k]
+                logq[o:o + L] = Q[k]
+
+    U = rstart.size
+    tasks = [(u, order[bounds[u]:bounds[u + 1]]) for u in range(U)
+             if bounds[u + 1] > bounds[u]]
+    if total >= _ATOMS_THREADED and total >= _ATOMS_PER_SLICE * U and parallel():
+        # Large slices (the certified pair's ~1e6 atoms, the ranking's ~1e5): two lists of
+        # work with about half the atoms each, on two threads (numpy's logaddexp releases
+        # the GIL); a slice's cells are split where there are few slices. Every atom is
+        # computed by the same elementwise operations and written to its own place.
+        if len(tasks) < 8:
+            tasks = [(u, part) for u, cells in tasks
+                     for part in (cells[:(cells.size + 1) // 2], cells[(cells.size + 1) // 2:])
+                     if part.size]
+        load = np.cumsum([0] + [int(counts[int(c[0])]) * c.size for _, c in tasks])
+        mid = int(np.argmin(np.abs(load - 0.5 * load[-1])))      # tasks[:mid]: ~half
+        pmap(fill, [tasks[:mid], tasks[mid:]])
+    else:
+        fill(tasks)
     return logp, logq
+
+
+#: Atoms (in all, and per distinct slice) from which ``_atoms_grouped`` works on two threads.
+_ATOMS_THREADED = 40_000
+_ATOMS_PER_SLICE = 2_000
 
 
 @functools.lru_cache(maxsize=4)
@@ -834,7 +908,9 @@ def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str 
     rstart = np.cumsum(rlen) - rlen
     counts = ahi + 2 - alo
     if uc.size <= _GROUPED_SLICES:
-        logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv)
+        room = _extra_count(cl)
+        logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room)
+        return _with_extra_atoms(hp, cl, logp, logq, tail_cell, room)
     else:
         total = int(counts.sum())
         jj = np.repeat(np.arange(c.size), counts)
@@ -888,9 +964,15 @@ def _lattice_atoms(cl, alo, ahi):
     return lw + np.logaddexp(la + lu, lb + lv), lw + np.logaddexp(lb + lu, la + lv)
 
 
-def _with_extra_atoms(hp, cl, logp, logq, tail_cell):
+def _extra_count(cl) -> int:
+    """Atoms ``_with_extra_atoms`` appends: the charged worst cell (2) and the s = 0 cell."""
+    return (2 if cl.worst > 0 else 0) + (1 if cl.zero > 0 else 0)
+
+
+def _with_extra_atoms(hp, cl, logp, logq, tail_cell, room: int = 0):
     """``hidden_atoms``' result from the cells' atoms: the charged worst cell and the s = 0
-    cell added, atoms of mass 0 under both laws dropped."""
+    cell added, atoms of mass 0 under both laws dropped. ``room``: the arrays already end
+    with that many free places for them (``_extra_count``; no copy of ~10⁶ atoms)."""
     c = cl.c
     extra_p, extra_q = [], []
     if cl.worst > 0:
@@ -901,7 +983,11 @@ def _with_extra_atoms(hp, cl, logp, logq, tail_cell):
     if cl.zero > 0:
         extra_p.append(math.log(cl.zero))
         extra_q.append(math.log(cl.zero))
-    if extra_p:
+    if room:
+        assert room == len(extra_p)
+        logp[-room:] = extra_p
+        logq[-room:] = extra_q
+    elif extra_p:
         logp = np.concatenate([logp, extra_p])
         logq = np.concatenate([logq, extra_q])
     keep = np.isfinite(logp) | np.isfinite(logq)
