@@ -91,3 +91,29 @@ def test_blanket_victim_pairs_summed_side_by_side_give_the_same_delta(monkeypatc
         got[k] = [blanket._max_over_pairs(pairs, 50_000, e)[:2] for e in (0.001, 0.01, 0.03)]
     assert got["1"] == got["4"]
     assert all(v > 0 for v, _ in got["1"])
+
+
+def test_the_caller_runs_the_first_job_and_takes_back_unstarted_ones(monkeypatch):
+    """Two threads: the calling thread runs job 0 while the one pool worker takes job 1;
+    job 2, which no worker has started when job 0 ends, runs on the calling thread too.
+    Results in order; a pmap inside a job the caller runs stays serial on its thread."""
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+    started = threading.Event()
+    me = threading.current_thread().name
+
+    def job(i):
+        if i == 0:
+            assert started.wait(timeout=30)      # job 1 is running on the worker
+        elif i == 1:
+            started.set()
+            import time
+            time.sleep(0.3)                      # keeps the worker busy past job 0
+        inner = _parallel.pmap(lambda _: threading.current_thread().name, range(2))
+        return i, threading.current_thread().name, inner
+
+    got = _parallel.pmap(job, range(3))
+    assert [g[0] for g in got] == [0, 1, 2]
+    assert got[0][1] == me and got[2][1] == me
+    assert got[1][1].startswith("shuffledp")
+    for _, name, inner in got:
+        assert inner == [name, name]

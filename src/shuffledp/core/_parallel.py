@@ -64,8 +64,35 @@ def parallel() -> bool:
 
 
 def pmap(fn, items) -> list:
-    """``[fn(x) for x in items]``, on ``threads()`` threads when there is more than one job."""
+    """``[fn(x) for x in items]``, on ``threads()`` threads when there is more than one job.
+
+    The calling thread is one of them: it runs the first job while ``threads() − 1`` pool
+    workers take the others in order, then takes back, from the end, each job no worker has
+    started yet (a queue is first in, first out, so once one has started all before it
+    have). A two-job map thus hands one job over instead of two, and never waits for a
+    worker that has not been given a core."""
     items = list(items)
     if len(items) < 2 or not parallel():
         return [fn(x) for x in items]
-    return list(_executor(threads()).map(fn, items))
+    ex = _executor(max(1, threads() - 1))
+    futs = [ex.submit(fn, x) for x in items[1:]]
+    out = [None] * len(items)
+    out[0] = _as_worker(fn, items[0])
+    for i in range(len(futs) - 1, -1, -1):
+        if not futs[i].cancel():
+            break
+        out[i + 1] = _as_worker(fn, items[i + 1])
+    for i, f in enumerate(futs):
+        if not f.cancelled():
+            out[i + 1] = f.result()
+    return out
+
+
+def _as_worker(fn, x):
+    """``fn(x)`` on the calling thread as if on a worker (a ``pmap`` inside runs serially)."""
+    was = getattr(_local, "worker", False)
+    _local.worker = True
+    try:
+        return fn(x)
+    finally:
+        _local.worker = was
