@@ -26,8 +26,8 @@ Every name is re-exported here: ``from shuffledp.numerics import X`` works for a
 
 from __future__ import annotations
 
-from .binomial import (BDTR_MAX_N, BDTR_SLACK, RUN_REL_ERR, bd0, binom_cdf_bounds,
-                       binom_cdf_bounds_many, binom_log_tail_bound, binom_log_tail_upper,
+from .binomial import (BDTR_MAX_N, BDTR_SLACK, RUN_REL_ERR, accumulate_rows, bd0,
+                       binom_cdf_bounds, binom_cdf_bounds_many, binom_log_tail_bound, binom_log_tail_upper,
                        binom_logpmf, binom_logpmf_pairs, binom_sf_bounds, binom_tail_mass,
                        binom_tail_upper, binom_window, half_binom_logpmf,
                        half_binom_logpmf_runs, half_binom_pmf_walk, rademacher_log_moments,
@@ -54,7 +54,7 @@ __all__ = [
     "binom_logpmf",
     "binom_window",
     "binom_tail_mass",
-    "binom_cdf_bounds",
+    "accumulate_rows", "binom_cdf_bounds",
     "binom_sf_bounds",
     "log_binom_coef",
     "logsumexp",

@@ -495,6 +495,16 @@ def _all_series(k, nk, mp, mq) -> bool:
             and lo_nk > m * mq_hi / 3.0 and hi_nk * m < 3.0 * mq_lo)
 
 
+def accumulate_rows(op, x, out):
+    """``op.accumulate(x, axis=1, out=out)`` of a 2-D array (``out`` must not overlap ``x``),
+    one 1-D call per row: the same sequential chain along each row. numpy holds the GIL
+    through a 2-D accumulate and through one written over its own input, and releases it
+    for a 1-D one into another array, so the work of two threads then runs side by side."""
+    for i in range(x.shape[0]):
+        op.accumulate(x[i], out=out[i])
+    return out
+
+
 #: Terms per vectorised pass of ``_tail_series_many``: the pass's two arrays of this many
 #: floats (1 MiB) stay in the core's cache through its five elementwise steps, the
 #: cumulative product and the sums (with 2^21 every step streamed 16 MiB through memory:
@@ -554,15 +564,9 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             last = np.maximum(m.astype(np.int64) - 1, 0)
             rows = np.arange(G)
             r_last = r[rows, last]
-            # The cumulative products row by row into d (not needed again): the same
-            # sequential chain as cumprod along axis 1, but numpy holds the GIL through a
-            # 2-D accumulate and through one written over its own input, and releases it
-            # for a 1-D one into another array, so the series of two threads
-            # (``pairs.hidden``'s two CDF bounds) run side by side.
-            acc = np.multiply.accumulate
-            for r_ in range(G):
-                acc(r[r_], out=d[r_])
-            prods = d
+            # the cumulative products into d (not needed again), row by row so that the
+            # series of two threads (``pairs.hidden``'s two CDF bounds) run side by side
+            prods = accumulate_rows(np.multiply, r, d)
             ts = t[sub]
             prods *= ts[:, None]                                    # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one

@@ -52,8 +52,8 @@ import numpy as np
 
 from ..core import _validate as v
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..numerics import (BDTR_MAX_N, binom_cdf_bounds, binom_cdf_bounds_many, binom_logpmf,
-                        binom_logpmf_pairs, binom_tail_mass, binom_window,
+from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf_bounds_many,
+                        binom_logpmf, binom_logpmf_pairs, binom_tail_mass, binom_window,
                         falling_root_certified, half_binom_logpmf, half_binom_logpmf_runs,
                         round_up)
 from ..core._parallel import parallel, pmap
@@ -418,10 +418,7 @@ def _row_cumsum(x, out=None):
         out = np.empty(x.shape)
     if x.shape[1] < _ROW_CUMSUM_MIN:
         return np.cumsum(x, axis=1, out=out)
-    acc = np.add.accumulate
-    for i in range(x.shape[0]):
-        acc(x[i], out=out[i])
-    return out
+    return accumulate_rows(np.add, x, out)
 
 
 def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
