@@ -114,3 +114,29 @@ def test_sabotaged_atoms_fall_below_the_exact_sum(monkeypatch):
     got = iid.positive_part(np.array([a, b]), np.array([p, 1.0 - p]), n, nu=20.0)
     assert got.details.get("method") == "trapezoid"
     assert got.upper < float(_exact_two_atom(a, b, p, n))
+
+
+@pytest.mark.parametrize("mech,n", [
+    (sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]), 10000),
+    (sd.RandomizedResponse(7.5592, 4), 3666),
+    (sd.RandomizedResponse(1.0, 4), 2000),
+])
+def test_curve_scheduling_reads_each_law_as_its_sum_does(mech, n):
+    """``fourier_first_laws`` (one pass over a curve's laws, for scheduling) takes the
+    decision each sum takes on its own prepared atoms (sd and span, law by law)."""
+    pairs = blanket._pairs_cached(mech, 1.0)
+    grid, top = blanket._eps_grid(pairs, n, 40)
+    laws = [a for e in grid if abs(e) < top
+            for a in blanket._pair_atoms(pairs, float(e), bool(e < 0)) if a is not None]
+    got = iid.fourier_first_laws(laws, n, 20.0)
+    want = []
+    for a in laws:
+        v, p = iid._prep(*a)
+        if np.max(v) <= 0.0:
+            continue                              # no sum: not scheduled
+        m = float(np.sum(p * v))
+        var = float(np.sum(p * (v - m) ** 2))
+        s = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+        want.append(iid.fourier_first(n, 20.0, span_sds=iid._span_sds(v, s)))
+    assert got.tolist() == want
+    assert len(set(want)) >= 1 and len(want) > 10

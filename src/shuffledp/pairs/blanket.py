@@ -346,20 +346,10 @@ def _fdp_cached(mech, n, rate, points, nu):
 
 def _mostly_smooth(atoms, n, nu) -> bool:
     """Whether most of a curve's sums take the Fourier inversion below the length where
-    every law does (``iid.fourier_first`` with the law's span): the curve is then summed in
-    batches, else point by point on the thread pool (FFT-bound sums)."""
-    spans = []
-    for row in atoms:
-        for a in row:
-            if a is None:
-                continue
-            v, p = np.asarray(a[0], dtype=float), np.asarray(a[1], dtype=float)
-            sd = math.sqrt(max(float(np.sum(p * (v - np.sum(p * v)) ** 2)), 0.0))
-            spans.append(float(np.ptp(v)) / sd if sd > 0.0 else math.inf)
-    if not spans:
-        return False
-    smooth = sum(iid.fourier_first(n, nu, span_sds=x) for x in spans)
-    return 2 * smooth >= len(spans)
+    every law does (``iid.fourier_first_laws``): the curve is then summed in batches, else
+    point by point on the thread pool (FFT-bound sums)."""
+    first = iid.fourier_first_laws([a for row in atoms for a in row], n, nu)
+    return first.size > 0 and 2 * int(first.sum()) >= first.size
 
 
 def _point_masses(g, t, sm):

@@ -441,12 +441,43 @@ def _fourier(n: int, nu_eff: float, sds: float, span_sds: float = math.inf) -> b
     atoms span at most ``SMOOTH_SPAN``·√n of its standard deviations (``span_sds``)."""
     L1 = 2.0 * sds * math.sqrt(n) * nu_eff
     return L1 > TRAPEZOID_MIN_L or (L1 > TRAPEZOID_MIN_L_SMOOTH
-                                    and span_sds <= SMOOTH_SPAN * math.sqrt(n))
+                                    and span_sds <= _smooth_span_max(n))
+
+
+def _smooth_span_max(n: int) -> float:
+    """The largest span (in standard deviations) of a smooth law of n terms."""
+    return SMOOTH_SPAN * math.sqrt(n)
 
 
 def _span_sds(v, sd: float) -> float:
     """The atoms' span in standard deviations of the law (``_fourier``'s smoothness test)."""
     return float(np.max(v) - np.min(v)) / sd if sd > 0.0 else math.inf
+
+
+def fourier_first_laws(atom_sets, n: int, nu: float | None = None) -> np.ndarray:
+    """``fourier_first`` with each law's span, for the sets of ``atom_sets`` (values,
+    probs, value_err; None: no atoms) that have a positive atom (the others are no sums),
+    from the atoms as the sums prepare them (``_prep_rows``), all in one pass. For
+    scheduling a batch of sums only: each sum still decides its own engine (a law within
+    rounding of the threshold may be scheduled either way)."""
+    got = _prep_rows(atom_sets)
+    if got is None:
+        return np.zeros(0, dtype=bool)
+    _, V, LP, _ = got
+    valid = np.isfinite(LP)
+    P = np.exp(LP)
+    mean = np.sum(P * V, axis=1)
+    var = np.sum(P * (V - mean[:, None]) ** 2, axis=1)
+    sd = np.where(var > 0, np.sqrt(var), np.max(np.where(valid, np.abs(V), 0.0), axis=1))
+    span = (np.max(np.where(valid, V, -np.inf), axis=1)
+            - np.min(np.where(valid, V, np.inf), axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        span_sds = np.where(sd > 0, span / sd, np.inf)
+    if fourier_first(n, nu):                        # every law, whatever its span
+        return np.ones(span_sds.size, dtype=bool)
+    if not fourier_first(n, nu, span_sds=0.0):      # no law at this length
+        return np.zeros(span_sds.size, dtype=bool)
+    return span_sds <= _smooth_span_max(n)
 
 
 def fourier_first(n: int, nu: float | None = None, sds: float = 7.0,
