@@ -1,11 +1,12 @@
 """Floating-point slack shared by every certified value: ``REL_SLACK`` and ``round_up``
-(upper bounds), ``U`` (the unit roundoff 2^-53 every rounding allowance is written in)."""
+(upper bounds), ``U`` (the unit roundoff 2^-53 every rounding allowance is written in), and
+``product_error`` (the exact rounding error of a product)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["REL_SLACK", "U", "round_up"]
+__all__ = ["REL_SLACK", "U", "round_up", "product_error"]
 
 #: Relative slack added to every upper bound before it leaves a bound module. It covers
 #: accumulated floating-point error (sums of up to ~1e7 terms, log/exp round trips) with
@@ -19,3 +20,36 @@ U = 2.0 ** -53
 def round_up(x):
     """Add the floating-point slack of an upper bound (works on scalars and arrays)."""
     return np.asarray(x, dtype=float) * (1.0 + REL_SLACK) if np.ndim(x) else float(x) * (1.0 + REL_SLACK)
+
+
+#: Veltkamp's splitting constant 2^27 + 1 (``product_error``).
+_SPLIT = 134217729.0
+
+
+def product_error(x, f: float):
+    """x·f − fl(x·f) exactly, elementwise: Dekker's TwoProduct (T. J. Dekker, "A
+    floating-point technique for extending the available precision", Numer. Math. 18,
+    1971, §5), each factor split into two 26-bit halves by Veltkamp's constant, so the
+    partial products are exact and the error term is summed exactly.
+
+    The error of a product of two doubles is itself a double (Dekker, Thm 5.1) unless it
+    underflows, so the result equals the rounded rational ``Fraction(x)·Fraction(f) −
+    Fraction(fl(x·f))`` bit for bit. Returns None when that is not guaranteed for every
+    entry: a non-finite input, |x·f| below 2^-900 (the low partial product could underflow)
+    or a factor above 2^900 (the splitting could overflow)."""
+    x = np.asarray(x, dtype=float)
+    f = float(f)
+    prod = x * f
+    with np.errstate(all="ignore"):
+        ok = (np.all(np.isfinite(prod)) and abs(f) < 2.0 ** 900
+              and bool(np.all(np.abs(x) < 2.0 ** 900))
+              and bool(np.all((prod == 0.0) | (np.abs(prod) > 2.0 ** -900))))
+    if not ok or (f != 0.0 and abs(f) < 2.0 ** -900):
+        return None
+    c = _SPLIT * x
+    xh = c - (c - x)
+    xl = x - xh
+    c = _SPLIT * f
+    fh = c - (c - f)
+    fl = f - fh
+    return ((xh * fh - prod) + xh * fl + xl * fh) + xl * fl
