@@ -242,12 +242,15 @@ class HalfBinomRuns:
         """The recurrence's steps on a padded grid x (rows, nb·block): 0 at each block's
         anchor, then log pmf(x) − log pmf(x − 1); −inf where that is not finite."""
         block = self.block
+        # step at x is log pmf(x) − log pmf(x − 1) = log((c − (x − 1))/x): the same operands
+        # (x − 1 and x are exact integers) and operations as log((c − y)/(y + 1)) at y = x − 1,
+        # formed in place at x (no shifted copy); then 0 at each anchor
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = np.log((c[:, None] - x) / (x + 1.0))     # log pmf(x+1) − log pmf(x)
-        d = d.reshape(x.shape[0], nb, block)
-        step = np.empty_like(d)
+            step = np.subtract(c[:, None], x - 1.0)
+            step /= x
+            np.log(step, out=step)
+        step = step.reshape(x.shape[0], nb, block)
         step[..., 0] = 0.0
-        step[..., 1:] = d[..., :-1]
         # Outside the support the recurrence is meaningless; those points are set below.
         np.copyto(step, -np.inf, where=~np.isfinite(step))
         return step
@@ -265,12 +268,18 @@ class HalfBinomRuns:
         x = x0[:, None] + col[None, :]
         step = self._steps(c, x, nb)
         with np.errstate(invalid="ignore"):
-            cum = np.cumsum(step, axis=-1)
-            out = (self.la[r0:r1, :nb, None] + cum).reshape(c.size, width)
-        np.copyto(out, -np.inf, where=~((x >= 0) & (x <= c[:, None])))
-        np.copyto(out, -np.inf, where=np.isnan(out))
-        valid = col[None, :] < counts[:, None]
-        vals = out[valid]
+            out = np.cumsum(step, axis=-1)
+            np.add(self.la[r0:r1, :nb, None], out, out=out)
+        out = out.reshape(c.size, width)
+        # (the masks only where some x of the grid is outside its row's support, or some
+        # value is NaN: the same values as setting them everywhere)
+        if float(x0.min()) < 0.0 or float(np.max(x0 + (width - 1) - c)) > 0.0:
+            np.copyto(out, -np.inf, where=~((x >= 0) & (x <= c[:, None])))
+        if np.isnan(out).any():
+            np.copyto(out, -np.inf, where=np.isnan(out))
+        full = bool(np.all(counts == width))
+        valid = None if full else col[None, :] < counts[:, None]
+        vals = out.reshape(-1) if full else out[valid]
         if self.sub is not None:
             b = np.flatnonzero(self.bad[r0:r1])
             if b.size:
@@ -280,7 +289,9 @@ class HalfBinomRuns:
                 dst = np.repeat(starts[b], cnt) + offs
                 src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
                 vals[dst] = self.sub[src]
-        return (vals, x[valid]) if want_x else vals
+        if not want_x:
+            return vals
+        return vals, (x.reshape(-1) if full else x[valid])
 
     def all(self) -> np.ndarray:
         """Every row's values, concatenated (``half_binom_logpmf_runs``)."""
