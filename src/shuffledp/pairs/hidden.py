@@ -61,7 +61,7 @@ from .clone import conditional_hockey
 from .law import Bias, CloneLaw
 
 __all__ = ["mixture_rdp", "HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
-           "hidden_pld_atoms", "hidden_cells", "EXACT_N"]
+           "hidden_pld_atoms", "hidden_cells", "hidden_rdp_floor", "EXACT_N"]
 
 #: Check-in protocols with n up to this are enumerated cell by cell (the exact law).
 EXACT_N = 300
@@ -1029,16 +1029,121 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
     pw = np.exp(logp)
     ell = logp - logq
     out = np.empty(lam.shape, dtype=float)
-    buf = np.empty_like(ell)
-    for i, L in enumerate(lam.tolist()):
-        a = float(L - 1)
-        np.multiply(ell, a, out=buf)
-        np.expm1(buf, out=buf)
-        np.multiply(buf, pw, out=buf)
-        g = float(buf.sum()) + 1e-12 * float(np.abs(buf).sum())
-        g += float(np.dot(tail_cell, np.expm1(np.minimum(a * lmax_cell, 700.0))))
-        out[i] = math.log1p(max(g, 0.0)) / a
+    orders_list = lam.tolist()
+
+    def part(idx):
+        buf = np.empty_like(ell)
+        for i in idx:
+            a = float(orders_list[i] - 1)
+            np.multiply(ell, a, out=buf)
+            np.expm1(buf, out=buf)
+            np.multiply(buf, pw, out=buf)
+            g = float(buf.sum()) + 1e-12 * float(np.abs(buf).sum())
+            g += float(np.dot(tail_cell, np.expm1(np.minimum(a * lmax_cell, 700.0))))
+            out[i] = math.log1p(max(g, 0.0)) / a
+
+    k = len(orders_list)
+    if k >= 2 and ell.size * k >= _RDP_THREADED and parallel():
+        # Each order is its own passes over the atoms (~4 ms an order at 1.2e6 atoms; numpy
+        # releases the GIL in them): the orders in two halves on two threads, each order's
+        # value the same float as on one thread.
+        pmap(part, [range(0, k // 2), range(k // 2, k)])
+    else:
+        part(range(k))
     return round_up(out)
+
+
+#: Atoms × orders from which ``hidden_rdp`` splits its orders over two threads.
+_RDP_THREADED = 400_000
+
+
+#: ``hidden_rdp_floor``: the floor pair merges atoms whose losses share a float exponent
+#: and the top 6 bits of their mantissa (losses within 1/64 of each other, relative).
+_FLOOR_SHIFT = 46
+#: Relative error allowed to each atom mass exp(log P) as computed, against the exact mass
+#: of the dominating cells (10× the sum of: the runs of log Bin(c, ½), 2e-13; log w, the
+#: additions and ``logaddexp`` on values below 745 in magnitude, a few ulps each).
+_ATOM_REL_ERR = 1e-11
+
+
+@functools.lru_cache(maxsize=4)
+def _floor_pair(hp: HiddenPair):
+    """The merged pair of ``hidden_rdp_floor``: (P, ℓ = log P − log Q) of its bins with
+    finite losses, the bound on each bin's relative mass error, on each loss's error,
+    the left-out mass (tails of the windows, Hoeffding) and an upper bound on M; None
+    where some bin has Q = 0 < P (the curve is infinite there; no floor is needed)."""
+    logp, logq, tail_cell, _ = hidden_atoms(hp)
+    cl = hidden_cells(hp, ATOM_BUDGET, False)         # the cells of those atoms (cached)
+    ell = logp - logq
+    # The bit pattern of a double, shifted: monotone in the value within each sign, so each
+    # key holds losses of one sign within a relative 2^-6 of each other (NaN cannot occur:
+    # an atom has log P or log Q finite). Keys of ℓ < 0 are negative: offset by 2^17.
+    key = ell.view(np.int64) >> _FLOOR_SHIFT
+    key += 1 << (63 - _FLOOR_SHIFT)
+    P = np.bincount(key, weights=np.exp(logp))
+    Q = np.bincount(key, weights=np.exp(logq))
+    count = np.bincount(key)
+    live = (P > 0.0) | (Q > 0.0)
+    P, Q = P[live], Q[live]
+    if np.any((Q <= 0.0) & (P > 0.0)):
+        return None
+    P, Q = P[P > 0.0], Q[P > 0.0]                    # (P = 0: a term of 0 in the floor)
+    lp, lq = np.log(P), np.log(Q)
+    # a bin's mass: its atoms' errors plus its sequential float sum's (count − 1 roundings)
+    rel = _ATOM_REL_ERR + float(count.max()) * 1.12e-16
+    big = float(np.max(np.abs(lp), initial=0.0)) + float(np.max(np.abs(lq), initial=0.0))
+    err_ell = 2.02 * rel + 4.5e-16 * big              # logs of P and Q, and their difference
+    tail = float(np.sum(tail_cell)) * (1.0 + 1e-9)
+    mass = (float(np.sum(cl.w)) + cl.zero + cl.worst) * (1.0 + 1e-12)
+    return P, lp - lq, rel, err_ell, tail, mass
+
+
+def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
+    r"""Certified LOWER bounds on the exact D_λ of a pair whose divergences ``hidden_rdp``
+    bounds from above, at real orders λ ≥ 2 (``RdpView.floor``: lets the RDP route be
+    skipped where no order can beat a known value).
+
+    The pair Π: the dominating cells (atoms and the windows' left-out tails, total mass M =
+    Σw + zero + worst under P and Q) divided by M when M ≥ 1, or with an outcome of mass
+    1 − M under both (loss 0) added when M < 1. ``hidden_rdp`` charges the atoms'
+    Σ p·expm1((λ − 1)ℓ) and each tail at its cell's largest loss, so with S the cells' full
+    Rényi sum (λ − 1)·hidden_rdp ≥ log(1 + S − M), which is at least D_λ(Π)·(λ − 1) either
+    way ((1 + S − M) − S/M = (M − 1)(S/M − 1) ≥ 0 for M ≥ 1). Merging outcomes is a
+    post-processing, so D_λ(Π) is at least that of the pair whose atoms are merged into
+    bins of losses within a relative 2^-6 of each other (~10³ bins for the 1.2·10⁶ atoms;
+    the same float exponent and top mantissa bits) and whose tails are merged into one
+    outcome. Its Rényi sum minus 1 is at least (Σ_b P_b·expm1((λ − 1)ℓ_b) − τ)/max(M, 1)
+    (τ the tails' P-mass; the tail outcome's own term is left out; divided by M only when
+    non-negative). The bins' masses are float sums of the computed atoms: each within
+    ``rel`` of the exact mass, each loss within ``err_ell``; the floor subtracts those
+    errors' largest effect on every term (2·rel·|t_b| + 3(λ − 1)·err_ell·P_b·e^{(λ−1)ℓ_b})
+    and 1e-12 of Σ|t_b| for the float sum. Within ~1e-5 relative of the curve at the
+    benchmark's check-in questions (tests/test_hidden_rdp_floor.py checks it against
+    ``hidden_rdp`` and an mpmath Rényi sum of the exact cells)."""
+    lam = np.atleast_1d(np.asarray(orders, dtype=float))
+    got = _floor_pair(hp)
+    if got is None:
+        return np.zeros(lam.shape)
+    P, ell, rel, err_ell, tail, mass = got
+    sum_p = float(np.sum(P))
+    out = np.empty(lam.shape)
+    t = np.empty(P.shape)
+    for i, L in enumerate(lam.tolist()):
+        a = L - 1.0
+        if not a > 0.0 or a * err_ell > 0.01:
+            out[i] = 0.0
+            continue
+        np.multiply(ell, a, out=t)
+        np.minimum(t, 700.0, out=t)                  # (only lowers a term)
+        np.expm1(t, out=t)
+        t *= P
+        s_t = float(np.sum(t))
+        s_abs = float(np.sum(np.abs(t)))
+        x = (s_t - (2.0 * rel + 1e-12) * s_abs - 3.0 * a * err_ell * (s_t + sum_p) - tail)
+        if x > 0.0:
+            x = x / max(mass, 1.0) * (1.0 - 1e-12)
+        out[i] = math.log1p(max(x, -0.5)) / a * (1.0 - 1e-12 if x > 0 else 1.0 + 1e-12)
+    return out
 
 
 def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
