@@ -87,6 +87,10 @@ def test_a_wrong_floor_would_be_caught():
 ])
 def test_floor_below_and_close_to_the_curve(n, rate, eps0):
     hp = _pair(n, rate, eps0)
+    logp = sp.hidden_atoms(hp)[0]
+    cl = sp.hidden_cells(hp, sp.ATOM_BUDGET, False)
+    starts = sp._floor_groups(hp, cl, logp.size)     # the atoms' layout was recognised
+    assert starts is not None and 1 < starts.size < 0.6 * logp.size
     top = sp.max_order(hp)
     ints = np.unique(np.round(np.geomspace(2, top, 12)).astype(np.int64))
     curve = sp.hidden_rdp(hp, ints)

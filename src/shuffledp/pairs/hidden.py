@@ -1066,36 +1066,85 @@ _FLOOR_SHIFT = 46
 _ATOM_REL_ERR = 1e-11
 
 
+#: ``_floor_pair`` first merges each cell's consecutive x in groups of this fraction of
+#: the slice's standard deviation √c/2 (the loss moves by ~1/8 of its spread in a group).
+_FLOOR_GROUP_SD = 1.0 / 8.0
+#: Merged atoms lighter than this (under P or Q) are left out of the floor pair (their
+#: P-mass joins the tails'): their float masses have no relative accuracy near underflow.
+_FLOOR_MIN_MASS = 1e-290
+
+
+def _floor_groups(hp: HiddenPair, cl: Cells, size: int):
+    """Start index of each group of ``hidden_atoms``' atoms that ``_floor_pair`` merges:
+    runs of consecutive x of one cell (the atoms are laid out cell by cell, each cell's
+    window x = alo … ahi + 1, then the extra atoms, one group each); None when the layout
+    is not that one (an atom of mass 0 under both laws was dropped)."""
+    c = cl.c
+    cf = c.astype(float)
+    half = np.floor(0.5 * _X_SDS * np.sqrt(np.maximum(cf, 1.0))) + 3
+    alo = np.maximum(0, np.floor(0.5 * cf - half)).astype(np.int64)
+    ahi = np.minimum(c, np.ceil(0.5 * cf + half)).astype(np.int64)
+    counts = ahi + 2 - alo                           # as hidden_atoms forms them
+    extra = _extra_count(cl)
+    if int(counts.sum()) + extra != size:
+        return None
+    g = np.maximum(1, np.floor(0.5 * np.sqrt(np.maximum(cf, 1.0)) * _FLOOR_GROUP_SD)
+                   ).astype(np.int64)
+    ng = -(-counts // g)
+    offs = np.cumsum(counts) - counts
+    cell = np.repeat(np.arange(c.size), ng)
+    within = np.arange(int(ng.sum())) - np.repeat(np.cumsum(ng) - ng, ng)
+    starts = offs[cell] + within * g[cell]
+    return np.concatenate([starts, np.arange(size - extra, size)]).astype(np.int64)
+
+
 @functools.lru_cache(maxsize=4)
 def _floor_pair(hp: HiddenPair):
-    """The merged pair of ``hidden_rdp_floor``: (P, ℓ = log P − log Q) of its bins with
-    finite losses, the bound on each bin's relative mass error, on each loss's error,
-    the left-out mass (tails of the windows, Hoeffding) and an upper bound on M; None
-    where some bin has Q = 0 < P (the curve is infinite there; no floor is needed)."""
-    logp, logq, tail_cell, _ = hidden_atoms(hp)
+    """The merged pair of ``hidden_rdp_floor``: (P, ℓ = log P − log Q) of its bins, the
+    bound on each bin's relative mass error, on each loss's error, the P-mass left out
+    (the windows' tails, Hoeffding, and the merged atoms below ``_FLOOR_MIN_MASS``) and an
+    upper bound on M."""
+    logp, logq, tail_cell, lmax_cell = hidden_atoms(hp)
     cl = hidden_cells(hp, ATOM_BUDGET, False)         # the cells of those atoms (cached)
-    ell = logp - logq
-    # The bit pattern of a double, shifted: monotone in the value within each sign, so each
-    # key holds losses of one sign within a relative 2^-6 of each other (NaN cannot occur:
-    # an atom has log P or log Q finite). Keys of ℓ < 0 are negative: offset by 2^17.
-    key = ell.view(np.int64) >> _FLOOR_SHIFT
-    key += 1 << (63 - _FLOOR_SHIFT)
-    P = np.bincount(key, weights=np.exp(logp))
-    Q = np.bincount(key, weights=np.exp(logq))
-    count = np.bincount(key)
-    live = (P > 0.0) | (Q > 0.0)
-    P, Q = P[live], Q[live]
-    if np.any((Q <= 0.0) & (P > 0.0)):
-        return None
-    P, Q = P[P > 0.0], Q[P > 0.0]                    # (P = 0: a term of 0 in the floor)
-    lp, lq = np.log(P), np.log(Q)
-    # a bin's mass: its atoms' errors plus its sequential float sum's (count − 1 roundings)
-    rel = _ATOM_REL_ERR + float(count.max()) * 1.12e-16
+    size = logp.size
+    # (1) Each cell's consecutive x merged in groups (a post-processing): sums of a few
+    # to a few hundred atoms, ~10⁵ groups from the 1.2·10⁶ atoms.
+    starts = _floor_groups(hp, cl, size) if size else None
+    if starts is None:
+        starts = np.arange(size, dtype=np.int64)
+    P = np.add.reduceat(np.exp(logp), starts) if size else np.zeros(0)
+    Q = np.add.reduceat(np.exp(logq), starts) if size else np.zeros(0)
+    n_in = np.diff(np.append(starts, size))          # atoms summed in each group
+    keep = (P >= _FLOOR_MIN_MASS) & (Q >= _FLOOR_MIN_MASS)
+    left = float(np.sum(P[~keep])) * (1.0 + 1e-9) if not keep.all() else 0.0
+    P, Q, n_in = P[keep], Q[keep], n_in[keep]
+    # (2) The groups merged by loss (a post-processing again): the sign of ℓ and the bit
+    # pattern of |ℓ| (at least 1e-14) shifted by _FLOOR_SHIFT — monotone in |ℓ|, so a bin
+    # holds losses of one sign within a relative 2^-6 of each other (or all |ℓ| ≤ 1e-14).
+    # A group's |ℓ| is at most its cell's log(α/β) (a ratio of two mixtures of the same
+    # pair) or the pair's (the worst cell); a larger one (rounding) joins the top bin.
+    ell = np.log(P) - np.log(Q)
+    k0 = int(np.array([1e-14]).view(np.int64)[0] >> _FLOOR_SHIFT)
+    top = max(float(hp.log_ratio), float(np.max(lmax_cell, initial=0.0)))
+    nk = int(np.array([top]).view(np.int64)[0] >> _FLOOR_SHIFT) - k0 + 1
+    mag = np.maximum(np.abs(ell), 1e-14)
+    key = np.right_shift(mag.view(np.int64), _FLOOR_SHIFT) - k0
+    np.minimum(key, nk - 1, out=key)
+    key *= 2
+    key += ell < 0.0
+    PB = np.bincount(key, weights=P, minlength=2 * nk)
+    QB = np.bincount(key, weights=Q, minlength=2 * nk)
+    # roundings in a bin's mass: one per atom added (in its group, then the groups)
+    adds = np.bincount(key, weights=n_in.astype(float), minlength=2 * nk)
+    live = PB > 0.0
+    PB, QB = PB[live], QB[live]
+    lp, lq = np.log(PB), np.log(QB)
+    rel = _ATOM_REL_ERR + float(np.max(adds, initial=0.0)) * 1.12e-16
     big = float(np.max(np.abs(lp), initial=0.0)) + float(np.max(np.abs(lq), initial=0.0))
     err_ell = 2.02 * rel + 4.5e-16 * big              # logs of P and Q, and their difference
-    tail = float(np.sum(tail_cell)) * (1.0 + 1e-9)
+    tail = float(np.sum(tail_cell)) * (1.0 + 1e-9) + left
     mass = (float(np.sum(cl.w)) + cl.zero + cl.worst) * (1.0 + 1e-12)
-    return P, lp - lq, rel, err_ell, tail, mass
+    return PB, lp - lq, rel, err_ell, tail, mass
 
 
 def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
@@ -1121,28 +1170,30 @@ def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
     benchmark's check-in questions (tests/test_hidden_rdp_floor.py checks it against
     ``hidden_rdp`` and an mpmath Rényi sum of the exact cells)."""
     lam = np.atleast_1d(np.asarray(orders, dtype=float))
-    got = _floor_pair(hp)
-    if got is None:
+    P, ell, rel, err_ell, tail, mass = _floor_pair(hp)
+    if P.size == 0 or lam.size == 0:
         return np.zeros(lam.shape)
-    P, ell, rel, err_ell, tail, mass = got
     sum_p = float(np.sum(P))
-    out = np.empty(lam.shape)
-    t = np.empty(P.shape)
-    for i, L in enumerate(lam.tolist()):
-        a = L - 1.0
-        if not a > 0.0 or a * err_ell > 0.01:
-            out[i] = 0.0
-            continue
-        np.multiply(ell, a, out=t)
+    a = lam - 1.0
+    out = np.zeros(lam.shape)
+    rows = max(1, min(64, (1 << 16) // max(P.size, 1)))
+    for i in range(0, lam.size, rows):
+        x = a[i:i + rows, None]
+        t = np.multiply(x, ell[None, :])
         np.minimum(t, 700.0, out=t)                  # (only lowers a term)
         np.expm1(t, out=t)
-        t *= P
-        s_t = float(np.sum(t))
-        s_abs = float(np.sum(np.abs(t)))
-        x = (s_t - (2.0 * rel + 1e-12) * s_abs - 3.0 * a * err_ell * (s_t + sum_p) - tail)
-        if x > 0.0:
-            x = x / max(mass, 1.0) * (1.0 - 1e-12)
-        out[i] = math.log1p(max(x, -0.5)) / a * (1.0 - 1e-12 if x > 0 else 1.0 + 1e-12)
+        t *= P[None, :]
+        s_t = np.sum(t, axis=1)
+        s_abs = np.sum(np.abs(t), axis=1)
+        g = (s_t - (2.0 * rel + 1e-12) * s_abs - 3.0 * x[:, 0] * err_ell * (s_t + sum_p)
+             - tail)
+        g = np.where(g > 0.0, g / max(mass, 1.0) * (1.0 - 1e-12), g)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = np.log1p(np.maximum(g, -0.5)) / x[:, 0]
+        d = np.where(g > 0.0, d * (1.0 - 1e-12), d * (1.0 + 1e-12))
+        # orders whose loss error allowance is not small (or λ ≤ 1): no claim
+        bad = ~(x[:, 0] > 0.0) | (x[:, 0] * err_ell > 0.01) | ~np.isfinite(d)
+        out[i:i + rows] = np.where(bad, 0.0, d)
     return out
 
 
