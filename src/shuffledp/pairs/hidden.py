@@ -1038,7 +1038,8 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
             np.multiply(ell, a, out=buf)
             np.expm1(buf, out=buf)
             np.multiply(buf, pw, out=buf)
-            g = float(buf.sum()) + 1e-12 * float(np.abs(buf).sum())
+            g = float(buf.sum())
+            g += 1e-12 * float(np.abs(buf, out=buf).sum())     # (in place: no 10 MB temporary)
             g += float(np.dot(tail_cell, np.expm1(np.minimum(a * lmax_cell, 700.0))))
             out[i] = math.log1p(max(g, 0.0)) / a
 
