@@ -143,3 +143,27 @@ def test_hidden_rdp_two_threads_same_floats(monkeypatch):
         got[k] = sp.hidden_rdp(hp, orders)
     assert _same(got[1], got[2])
     assert np.all(np.isfinite(got[1])) and np.all(got[1] > 0)
+
+
+def test_worst_cell_hockey_is_the_kernels_bit_for_bit():
+    """``hidden_delta`` takes the most informative slice's δ (c = 0) in closed form: the
+    same floats as ``conditional_hockey`` on that slice, at ε = 0, below, near and above
+    log(α/β), for small and large log-odds (α, β and γ formed by ``Bias``)."""
+    from shuffledp.pairs.clone import conditional_hockey
+    from shuffledp.pairs.law import Bias
+    rng = np.random.default_rng(18)
+    odds = np.concatenate([[1e-9, 1e-4, 0.3, 1.0, 7.0, 19.5, 40.0, 300.0],
+                           10.0 ** rng.uniform(-8, 2.5, 300)])
+    n_live = 0
+    for L in odds.tolist():
+        b = Bias(L)
+        for eps in [0.0, L * 0.5, L * (1 - 1e-12), L, L * (1 + 1e-9), L * 2.0,
+                    float(rng.uniform(0, 1.5 * L)), 1e-300]:
+            hw, ew = conditional_hockey(np.array([0]), np.array([b.alpha]), eps,
+                                        with_error=True, beta=np.array([b.beta]),
+                                        gamma=np.array([b.gamma]))
+            h, e = sp._worst_hockey(b, eps)
+            assert (h, e) == (float(hw[0]), float(ew[0])), (L, eps)
+            assert float(hw[0] + ew[0]) == h + e
+            n_live += h > 0
+    assert n_live > 500
