@@ -99,6 +99,16 @@ def test_floor_below_and_close_to_the_curve(n, rate, eps0):
     assert np.all(floor >= 0.95 * curve), floor / curve
 
 
+@pytest.mark.parametrize("n, m, eps0", [(10**6, 10**5, 2.0), (200, 50, 1.5)])
+def test_floor_without_replacement(n, m, eps0):
+    hp = sp.hidden_pair(n, math.exp(-eps0) * 0.999, log_odds=eps0, kappa=math.exp(-eps0),
+                        size=m, c_gamma=0.999)
+    lam = np.array([2, 3, 5, 9, 17], dtype=np.int64)
+    curve = sp.hidden_rdp(hp, lam)
+    floor = sp.hidden_rdp_floor(hp, lam.astype(float))
+    assert np.all(floor <= curve) and np.all(floor >= 0.95 * curve)
+
+
 def test_floor_is_non_decreasing_enough_for_the_composer():
     """The composer reads the floor at real orders between integer ones: it is a lower
     bound there too (the exact D is non-decreasing, the curve's chord above it)."""
