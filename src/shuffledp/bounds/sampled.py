@@ -253,6 +253,8 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
     pw = np.exp(logp)
     ell = logp - logq
     out = np.empty(orders.shape)
+    # The cap at 700 changes nothing below it: orders with a·max ℓ ≤ 700 skip that pass.
+    top = float(np.max(ell)) if ell.size else 0.0
 
     def part(idx):
         t = np.empty(ell.shape)
@@ -261,7 +263,8 @@ def _quick_rdp(logp, logq, tails, lmax, orders):
             a = float(orders[i] - 1)
             # t = pw·expm1(min(a·ℓ, 700)), in place (the same operations in the same order)
             np.multiply(ell, a, out=t)
-            np.minimum(t, 700.0, out=t)
+            if not a * top <= 650.0:
+                np.minimum(t, 700.0, out=t)
             np.expm1(t, out=t)
             np.multiply(pw, t, out=t)
             g = float(t.sum()) + 1e-12 * float(np.abs(t, out=ab).sum())
