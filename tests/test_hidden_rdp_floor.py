@@ -177,3 +177,21 @@ def test_worst_cell_hockey_is_the_kernels_bit_for_bit():
             assert float(hw[0] + ew[0]) == h + e
             n_live += h > 0
     assert n_live > 500
+
+
+def test_chi2_estimate_decides_when_the_floor_is_built():
+    """The cells' χ² estimate (Σ w·4γ²/(c + 1)) tracks the curve at order 2; where it is
+    below the floor's own allowances the floor returns 0 (no claim) without building its
+    merged pair."""
+    tight = _pair(17_313_038, 0.0134, 1.18)          # χ² ~ 3e-9: the floor decides
+    est = sp._chi2_estimate(tight)
+    d2 = sp.hidden_rdp(tight, np.array([2]))[0]
+    assert 0.9 * d2 <= est <= 1.1 * d2
+    assert est > sp._FLOOR_MIN_CHI2 and sp.hidden_rdp_floor(tight, np.array([2.0]))[0] > 0
+    faint = _pair(10**10, 0.00254, 3.14)             # χ² ~ 2e-11 (random question #30)
+    assert sp._chi2_estimate(faint) < sp._FLOOR_MIN_CHI2
+    sp.hidden_atoms(faint)
+    before = sp._floor_pair.cache_info()
+    assert np.all(sp.hidden_rdp_floor(faint, np.array([2.0, 5.0, 30.0])) == 0.0)
+    after = sp._floor_pair.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
