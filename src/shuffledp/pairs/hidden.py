@@ -1038,9 +1038,8 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
     sum charged for floating error and the left-out tail charged at the largest loss.
     """
     lam = np.asarray(orders, dtype=np.int64)
-    logp, logq, tail_cell, lmax_cell = hidden_atoms(hp)
-    pw = np.exp(logp)
-    ell = logp - logq
+    _, _, tail_cell, lmax_cell = hidden_atoms(hp)
+    pw, ell = _rdp_arrays(hp)
     out = np.empty(lam.shape, dtype=float)
     orders_list = lam.tolist()
 
@@ -1065,6 +1064,14 @@ def hidden_rdp(hp: HiddenPair, orders) -> np.ndarray:
     else:
         part(range(k))
     return round_up(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _rdp_arrays(hp: HiddenPair):
+    """(e^{log P}, log P − log Q) of ``hidden_atoms(hp)``: the RDP route's order search
+    calls ``hidden_rdp`` several times on one pair (two passes over ~1.2·10⁶ atoms each)."""
+    logp, logq, _, _ = hidden_atoms(hp)
+    return np.exp(logp), logp - logq
 
 
 #: Atoms × orders from which ``hidden_rdp`` splits its orders over two threads.
