@@ -192,6 +192,24 @@ def test_chi2_estimate_decides_when_the_floor_is_built():
     assert sp._chi2_estimate(faint) < sp._FLOOR_MIN_CHI2
     sp.hidden_atoms(faint)
     before = sp._floor_pair.cache_info()
-    assert np.all(sp.hidden_rdp_floor(faint, np.array([2.0, 5.0, 30.0])) == 0.0)
+    lam = np.array([2.0, 5.0, 30.0])
+    got = sp.hidden_rdp_floor(faint, lam)
     after = sp._floor_pair.cache_info()
     assert (after.hits, after.misses) == (before.hits, before.misses)
+    # there: the closed-form D_2 floor, the same at every order, half the curve's D_2
+    d2 = sp.hidden_rdp(faint, np.array([2]))[0]
+    assert np.all(got == got[0]) and 0.45 * d2 <= got[0] <= 0.5 * d2
+
+
+@pytest.mark.parametrize("n, rate, eps0", [(24, 0.3, 1.0), (30, 0.8, 2.5), (18, 0.5, 0.4)])
+def test_closed_form_d2_floor_below_exact(n, rate, eps0):
+    hp = _pair(n, rate, eps0)
+    exact = _exact_renyi(hp, [2.0])[0]
+    d2 = sp._d2_floor(hp)
+    assert 0.0 < d2 <= exact
+    assert d2 >= 0.25 * exact            # half of log(1 + χ²); 4γ²/s is looser at large γ
+    # a wrong one (every cell's χ² taken at one report, s = 1, instead of s = c + 1) is
+    # above the exact value: the check can fail
+    cl = sp.hidden_cells(hp, sp.ATOM_BUDGET, False)
+    wrong = math.log1p(float(np.sum(cl.w * 4.0 * cl.gamma ** 2)))
+    assert wrong > exact

@@ -1180,10 +1180,37 @@ _FLOOR_MIN_CHI2 = 1e-10
 def _chi2_estimate(hp: HiddenPair) -> float:
     """Σ_cells w·4γ²/(c + 1): each cell is the clone slice s = c + 1 with bias γ = α − β,
     whose χ² is at least 4γ²/s (``bounds.sampled.clone_d2_floor``) and close to it at the
-    cells' sizes. Only decides whether ``hidden_rdp_floor`` is worth building."""
+    cells' sizes. Decides whether ``hidden_rdp_floor`` builds its merged pair."""
     cl = hidden_cells(hp, ATOM_BUDGET, False)
     g = np.asarray(cl.gamma, dtype=float)
     return float(np.sum(cl.w * 4.0 * g * g / (cl.c + 1.0))) + 4.0 * cl.worst
+
+
+def _d2_floor(hp: HiddenPair) -> float:
+    r"""A certified lower bound on D_2(Π) (Π as in ``hidden_rdp_floor``) in closed form,
+    so on D_λ(Π) at every λ ≥ 2: half of log(1 + χ²) with χ² at least
+    Σ_cells w·4γ²/(σ·s).
+
+    A cell (c, α, β, w) is P = w·(α B_c(x − 1) + β B_c(x)) = w·B_s(x)(σ + γZ) with
+    s = c + 1, σ = α + β, γ = α − β (the floats the atoms are built from), Z = (2x − s)/s.
+    Its Rényi sum of order 2 is w·σ·E_B[(1 + gZ)²/(1 − gZ)] with g = γ/σ, at least
+    w·σ·(1 + 4g²/s) (1/(1 − y) ≥ 1 + y, E Z = E Z³ = 0, E Z² = 1/s), and its mass is w·σ.
+    So S_2 − M ≥ Σ w·4γ²/(σ s) (the other cells' terms are at least their masses), and
+    D_2(Π) ≥ log(1 + that/max(M, 1)). Half of it is taken: the floor then stays far below
+    the curve even where the curve's own float error is a sizeable part of a tiny D_2
+    (~2e-11 at 10¹⁰ users and rate 0.0025)."""
+    cl = hidden_cells(hp, ATOM_BUDGET, False)
+    al = np.asarray(cl.alpha, dtype=float)
+    be = np.asarray(cl.beta, dtype=float)
+    g = al - be
+    sig = al + be
+    x = float(np.sum(cl.w * 4.0 * g * g / (sig * (cl.c + 1.0))))
+    if cl.worst > 0.0:
+        b = hp.bias
+        gw = b.alpha - b.beta
+        x += cl.worst * 4.0 * gw * gw / (b.alpha + b.beta)
+    mass = (float(np.sum(cl.w)) + cl.zero + cl.worst) * (1.0 + 1e-12)
+    return max(0.0, 0.5 * math.log1p(x / max(mass, 1.0)))
 
 
 def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
@@ -1209,14 +1236,18 @@ def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
     benchmark's check-in questions (tests/test_hidden_rdp_floor.py checks it against
     ``hidden_rdp`` and an mpmath Rényi sum of the exact cells)."""
     lam = np.atleast_1d(np.asarray(orders, dtype=float))
-    if lam.size == 0 or _chi2_estimate(hp) < _FLOOR_MIN_CHI2:
-        # The floor at order 2 would be at most ~0 (the allowances below are ~6e-11 of the
-        # sum there), and the RDP composer reads no floor whose order-2 value is not
-        # positive: no claim, and no merged pair built (~5 ms).
+    if lam.size == 0:
         return np.zeros(lam.shape)
+    # D_λ(Π) ≥ D_2(Π) ≥ _d2_floor at every λ ≥ 2 (the exact D is non-decreasing)
+    low = np.where(lam >= 2.0, _d2_floor(hp), 0.0)
+    if _chi2_estimate(hp) < _FLOOR_MIN_CHI2:
+        # The merged pair's floor at order 2 would be at most ~0 (its allowances are ~6e-11
+        # of the sum there): not built (~5 ms); the closed form's constant floor is enough
+        # to rule out the conversion's ε = 0 and let the conversion term alone decide.
+        return low
     P, ell, rel, err_ell, tail, mass = _floor_pair(hp)
     if P.size == 0:
-        return np.zeros(lam.shape)
+        return low
     sum_p = float(np.sum(P))
     a = lam - 1.0
     out = np.zeros(lam.shape)
@@ -1238,7 +1269,7 @@ def hidden_rdp_floor(hp: HiddenPair, orders) -> np.ndarray:
         # orders whose loss error allowance is not small (or λ ≤ 1): no claim
         bad = ~(x[:, 0] > 0.0) | (x[:, 0] * err_ell > 0.01) | ~np.isfinite(d)
         out[i:i + rows] = np.where(bad, 0.0, d)
-    return out
+    return np.maximum(out, low)
 
 
 def mixture_rdp(gamma: float, lam, eps_lam) -> np.ndarray:
