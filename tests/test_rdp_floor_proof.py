@@ -157,3 +157,34 @@ def test_even_partition_table_is_the_reference_recurrence():
         nb.rademacher_log_moments(np.array([3.0]), kmax)
         ref = np.array([[float(v) for v in row] for row in nb._even_partition_counts(kmax)])
         assert np.array_equal(nb._EVEN_PARTITIONS[kmax], ref)
+
+
+def test_moment_rows_from_the_arena_are_the_blocks_floats():
+    """``rdp_series._moments_rows`` returns views of per-kmax arenas: the values are the
+    blocks' as computed one by one (``rademacher_log_moments`` of each 1024-row block,
+    exponentiated), through re-basing (windows far apart), block 0 and repeated reads;
+    the series' matrix-vector product on such a view is the product on a copy."""
+    from shuffledp.pairs.clone import rdp_series as RS
+    R = RS._MOM_ROWS
+
+    def ref(s_lo, s_hi, kmax):
+        blocks = []
+        for b in range(s_lo // R, s_hi // R + 1):
+            lm = nb.rademacher_log_moments(np.arange(max(b * R, 1), (b + 1) * R, dtype=float),
+                                           kmax)
+            blocks.append(np.concatenate([np.full((1, kmax), np.nan), lm]) if b == 0 else lm)
+        off = s_lo - (s_lo // R) * R
+        lm = np.concatenate(blocks)[off: off + s_hi - s_lo + 1]
+        return np.exp(lm[:, :-1]), lm[:, -1]
+
+    RS._MOM_CACHE.clear()
+    windows = [(5, 900, 17), (3000, 9000, 65), (200000, 205000, 65), (3100, 3100, 65),
+               (1, 2047, 33), (150000, 190000, 17), (7000, 8000, 65), (60000, 61000, 33)]
+    for s_lo, s_hi, kmax in windows + windows[::-1]:
+        mu, top = RS._moments_rows(s_lo, s_hi, kmax)
+        mu_r, top_r = ref(s_lo, s_hi, kmax)
+        assert np.array_equal(mu, mu_r, equal_nan=True)
+        assert np.array_equal(top, top_r, equal_nan=True)
+        if s_lo > 0 and mu.shape[0] > 1:
+            c = RS._psi_even(40, 0.7, kmax - 1)
+            assert (mu @ c).tobytes() == (mu.copy() @ c).tobytes()

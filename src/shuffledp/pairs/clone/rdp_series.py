@@ -47,48 +47,64 @@ def _series_moments(n: int, p: float, K: float, kmax: int):
 
 #: Rows of ``rademacher_log_moments`` by blocks of consecutive s: they depend on s alone,
 #: so the windows of different pairs (the trimmed-clone ε0 search, the order rungs) share
-#: them. (kmax, block) -> (moments, log of the last): the first kmax − 1 columns
-#: exponentiated (what ``_series_eval`` reads) and the last one's log; at most _MOM_BLOCKS
-#: blocks of _MOM_ROWS rows are kept.
+#: them. Each block is computed on its own (``rademacher_log_moments`` of its _MOM_ROWS
+#: rows), the first kmax − 1 columns exponentiated (what ``_series_eval`` reads) and the
+#: last one's log kept, and written into an arena: per kmax one array of _MOM_ARENA
+#: consecutive blocks, so that a window is a view of it (no copy). The window's
+#: matrix-vector product reads the same rows with the same strides either way; the
+#: values are those of the blocks as computed before. kmax -> ``_Arena``.
 _MOM_CACHE: dict = register(__name__ + "._MOM_CACHE", {})
 _MOM_ROWS = 1024
 _MOM_BLOCKS = 96
+#: Blocks per arena (windows of more than _MOM_BLOCKS // 2 blocks are computed directly).
+_MOM_ARENA = 64
+
+
+class _Arena:
+    """Blocks b0 .. b0 + _MOM_ARENA − 1 of one kmax: exponentiated moments and log of the
+    last, filled block by block on demand (``have``). The arrays are allocated empty, so
+    only the blocks written take memory."""
+
+    __slots__ = ("b0", "mom", "top", "have")
+
+    def __init__(self, b0: int, kmax: int):
+        rows = _MOM_ARENA * _MOM_ROWS
+        self.b0 = b0
+        self.mom = np.empty((rows, kmax - 1))
+        self.top = np.empty(rows)
+        self.have = np.zeros(_MOM_ARENA, dtype=bool)
 
 
 def _moments_rows(s_lo: int, s_hi: int, kmax: int):
     """(exp(L[:, :-1]), L[:, -1]) for L = ``rademacher_log_moments(arange(s_lo, s_hi + 1),
-    kmax)``, from cached blocks. A block is exponentiated once, where the window's rows
-    were exponentiated per window before: exp is elementwise and each row is the same
-    contiguous run of kmax − 1 values in both layouts, so the floats are the same."""
+    kmax)``, as views of the cached blocks (read-only for the caller). A block is
+    exponentiated once (exp is elementwise and each row is the same contiguous run of
+    kmax − 1 values as when the window's rows were exponentiated, so the same floats)."""
     b_lo, b_hi = s_lo // _MOM_ROWS, s_hi // _MOM_ROWS
     if b_hi - b_lo + 1 > _MOM_BLOCKS // 2:                 # too wide to cache: direct
         lm = rademacher_log_moments(np.arange(s_lo, s_hi + 1, dtype=float), kmax)
         return np.exp(lm[:, :-1]), lm[:, -1]
-    parts = []
+    ar = _MOM_CACHE.get(kmax)
+    if ar is None or b_lo < ar.b0 or b_hi >= ar.b0 + _MOM_ARENA:
+        # A new arena around the window (the old one stays alive only through views
+        # still held, e.g. by ``_series_moments``'s cache).
+        ar = _MOM_CACHE[kmax] = _Arena(max(0, b_lo - (_MOM_ARENA - (b_hi - b_lo + 1)) // 2),
+                                       kmax)
     for b in range(b_lo, b_hi + 1):
-        key = (kmax, b)
-        blk = _MOM_CACHE.pop(key, None)
-        if blk is None:
-            rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
-            lm = rademacher_log_moments(rows, kmax)
-            if b == 0:                                      # s = 0 is not a slice size
-                lm = np.concatenate([np.full((1, kmax), np.nan), lm])
-            blk = (np.exp(lm[:, :-1]), lm[:, -1].copy())
-        _MOM_CACHE[key] = blk                               # most recently used last
-        parts.append(blk)
-    while len(_MOM_CACHE) > _MOM_BLOCKS:
-        _MOM_CACHE.pop(next(iter(_MOM_CACHE)))
-    off = s_lo - b_lo * _MOM_ROWS
-    rows = slice(off, off + (s_hi - s_lo + 1))
-    if len(parts) == 1:
-        return parts[0][0][rows], parts[0][1][rows]
-    # Only the window's rows of each block are copied (the same rows as slicing the
-    # concatenation of the whole blocks).
-    end = off + (s_hi - s_lo + 1)
-    cuts = [slice(max(off - i * _MOM_ROWS, 0), min(end - i * _MOM_ROWS, _MOM_ROWS))
-            for i in range(len(parts))]
-    return (np.concatenate([m[r] for (m, _), r in zip(parts, cuts)]),
-            np.concatenate([t[r] for (_, t), r in zip(parts, cuts)]))
+        i = b - ar.b0
+        if ar.have[i]:
+            continue
+        rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
+        lm = rademacher_log_moments(rows, kmax)
+        if b == 0:                                      # s = 0 is not a slice size
+            lm = np.concatenate([np.full((1, kmax), np.nan), lm])
+        sl = slice(i * _MOM_ROWS, (i + 1) * _MOM_ROWS)
+        np.exp(lm[:, :-1], out=ar.mom[sl])
+        ar.top[sl] = lm[:, -1]
+        ar.have[i] = True
+    r0 = s_lo - ar.b0 * _MOM_ROWS
+    rows = slice(r0, r0 + (s_hi - s_lo + 1))
+    return ar.mom[rows], ar.top[rows]
 
 
 @functools.lru_cache(maxsize=256)
