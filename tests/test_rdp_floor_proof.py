@@ -188,3 +188,32 @@ def test_moment_rows_from_the_arena_are_the_blocks_floats():
         if s_lo > 0 and mu.shape[0] > 1:
             c = RS._psi_even(40, 0.7, kmax - 1)
             assert (mu @ c).tobytes() == (mu.copy() @ c).tobytes()
+
+
+def test_quick_top_check_takes_the_exact_decision():
+    """``_series_part``'s first test decided on quick moments (``_top_hopeless``): the
+    same decision as the exact one-row moments at every slice size and order tried, and
+    the quick moments within 1e-12 of the exact ones (the margin is 1e-6)."""
+    from shuffledp.pairs.clone import rdp_series as RS
+    from shuffledp.pairs.clone import fmt20_pair
+    rng = np.random.default_rng(18)
+    seen = set()
+    for t in range(400):
+        n, e0 = int(10 ** rng.uniform(2, 9)), float(rng.uniform(0.1, 8.0))
+        pair = (fmt20_pair(e0, n) if t % 2 else
+                trimmed_pair(min(n, 10**6), float(rng.uniform(0.5, 8.0)), e0)[0])
+        if pair is None or not pair.a > pair.b:
+            continue
+        s = float(int(10 ** rng.uniform(0, 7.5)) + 1)
+        lam = int(rng.choice([2, 3, 8, 30, 118, 300, 1000, 4000]))
+        mu, lt = RS._top_moments(s)
+        qmu, qlt = RS._top_moments_quick(s)
+        live = mu > 0
+        assert np.array_equal(live, qmu > 0)
+        assert np.all(np.abs(qmu[live] / mu[live] - 1.0) <= 1e-12)
+        assert abs(qlt[0] - lt[0]) <= 1e-12 * max(1.0, abs(lt[0]))
+        val, rem = RS._series_eval(pair, lam, RS._SERIES_TERMS[-1], np.array([s]), mu, lt)
+        exact = RS._accepted_from(val, rem) > 0
+        assert RS._top_hopeless(pair, lam, s) == exact
+        seen.add(exact)
+    assert seen == {True, False}                          # both outcomes are exercised
