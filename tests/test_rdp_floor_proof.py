@@ -217,3 +217,32 @@ def test_quick_top_check_takes_the_exact_decision():
         assert RS._top_hopeless(pair, lam, s) == exact
         seen.add(exact)
     assert seen == {True, False}                          # both outcomes are exercised
+
+
+@pytest.mark.parametrize("s_lo,s_hi", [(1, 3000), (5000, 9000), (700000, 702000)])
+def test_moment_blocks_shared_across_term_counts(s_lo, s_hi):
+    """The 33- and 65-term blocks built from the 17- and 33-term ones (their first columns,
+    then the rest with ``first``) are the blocks computed directly, bit for bit (block 0,
+    with its undefined s = 0 row, included); ``first`` gives the full call's columns."""
+    from shuffledp.pairs.clone import rdp_series as RS
+    R = RS._MOM_ROWS
+    RS._MOM_CACHE.clear()
+    for kmax in (17, 33, 65):
+        RS._moments_rows(s_lo, s_hi, kmax)
+    for kmax in (17, 33, 65):
+        ar = RS._MOM_CACHE[kmax]
+        for b in range(s_lo // R, s_hi // R + 1):
+            lm = nb.rademacher_log_moments(np.arange(max(b * R, 1), (b + 1) * R, dtype=float),
+                                           kmax)
+            if b == 0:
+                lm = np.concatenate([np.full((1, kmax), np.nan), lm])
+            i = b - ar.b0
+            assert ar.mom[i * R:(i + 1) * R].tobytes() == np.exp(lm[:, :-1]).tobytes()
+            assert ar.top[i * R:(i + 1) * R].tobytes() == lm[:, -1].tobytes()
+    rows = np.arange(s_lo + 1, s_lo + 40, dtype=float)
+    full = nb.rademacher_log_moments(rows, 65)
+    for first in (2, 17, 33, 65):
+        assert nb.rademacher_log_moments(rows, 65, first=first).tobytes() == \
+            np.ascontiguousarray(full[:, first - 1:]).tobytes()
+    with pytest.raises(ValueError):
+        nb.rademacher_log_moments(rows[:3], 65, first=2)

@@ -90,16 +90,30 @@ def _moments_rows(s_lo: int, s_hi: int, kmax: int):
         # still held, e.g. by ``_series_moments``'s cache).
         ar = _MOM_CACHE[kmax] = _Arena(max(0, b_lo - (_MOM_ARENA - (b_hi - b_lo + 1)) // 2),
                                        kmax)
+    low = _MOM_CACHE.get(kmax // 2 + 1) if kmax in (33, 65) else None
     for b in range(b_lo, b_hi + 1):
         i = b - ar.b0
         if ar.have[i]:
             continue
         rows = np.arange(max(b * _MOM_ROWS, 1), (b + 1) * _MOM_ROWS, dtype=float)
-        lm = rademacher_log_moments(rows, kmax)
-        if b == 0:                                      # s = 0 is not a slice size
-            lm = np.concatenate([np.full((1, kmax), np.nan), lm])
         sl = slice(i * _MOM_ROWS, (i + 1) * _MOM_ROWS)
-        np.exp(lm[:, :-1], out=ar.mom[sl])
+        j = None if low is None else b - low.b0
+        if j is not None and 0 <= j < _MOM_ARENA and low.have[j]:
+            # The same block with half the terms is at hand (the series tries 16, 32, then
+            # 64 terms): its columns are this block's first ones (each column is formed on
+            # its own), so only the columns k ≥ kmax // 2 + 1 are computed.
+            k0 = kmax // 2 + 1
+            lsl = slice(j * _MOM_ROWS, (j + 1) * _MOM_ROWS)
+            lm = rademacher_log_moments(rows, kmax, first=k0)
+            if b == 0:
+                lm = np.concatenate([np.full((1, lm.shape[1]), np.nan), lm])
+            ar.mom[sl, :k0 - 1] = low.mom[lsl]
+            np.exp(lm[:, :-1], out=ar.mom[sl, k0 - 1:])
+        else:
+            lm = rademacher_log_moments(rows, kmax)
+            if b == 0:                                  # s = 0 is not a slice size
+                lm = np.concatenate([np.full((1, kmax), np.nan), lm])
+            np.exp(lm[:, :-1], out=ar.mom[sl])
         ar.top[sl] = lm[:, -1]
         ar.have[i] = True
     r0 = s_lo - ar.b0 * _MOM_ROWS
