@@ -27,6 +27,7 @@ import numpy as np
 
 from ..pairs import gaussian_rdp as G
 from ..compose import conversions as _rdp
+from ..compose.rdp import floor_proves_above
 from ..pairs.adapter import views_of
 from ..pairs.clone import ClonePair, fmt20_pair, pair_rdp
 from ..pairs.clone.hockey import pair_delta_floor
@@ -109,25 +110,69 @@ def _search_lazy(pair):
     return floor, lambda o, defer: pair_rdp_lazy(pair, o, defer, budget=_SEARCH_POINTS)
 
 
+def _rounds_rest(n: int, sigma: float, delta: float, rounds: int, e0: float):
+    """(the trimmed pair at ε0, the δ its charge 1 − c^T leaves), or None when either is
+    missing (the ε0 search's value is then ∞)."""
+    pair, c = trimmed_pair(n, sigma, e0)
+    if pair is None:
+        return None
+    charge = -math.expm1(rounds * math.log(c))
+    rest = delta - charge * (1 + 1e-12)
+    if rest <= 0:
+        return None
+    return pair, rest
+
+
+#: Comparisons of ``_rounds_eps0``'s golden search at which a losing point is first tried
+#: on the floor (``_rounds_loses``): the first only. The two starting points are 0.236 of
+#: the bracket apart and the worse one is typically ~10 % above the other; later points
+#: are within ~1 %, below the floor's gap to the search's value (~3 %), so trying them
+#: would cost the floor pair's atoms (2–7 ms) for nothing.
+_PRUNE_TRIES = 1
+
+
+def _rounds_loses(n: int, sigma: float, delta: float, rounds: int, e0: float,
+                  beat: float) -> bool:
+    """True when the ε0 search's value at ε0 (``_rounds_eps0``'s f) is proven above
+    ``beat``: a certified floor on the converted ε of every real order in [2, _MAX_ORDER]
+    (``compose.rdp.floor_proves_above`` on the clone pair's Rényi floor,
+    ``clones.pair_rdp_floor``) above it. The search's value is the converted ε at an
+    integer order of ``pair_rdp`` (≥ the exact D(λ)) or at a real order on the chord of
+    (λ − 1)·``pair_rdp`` (≥ the exact (λ − 1)D(λ), a convex function of λ), never an order
+    outside [2, _MAX_ORDER], so it is at least that floor. False when it cannot tell."""
+    got = _rounds_rest(n, sigma, delta, rounds, e0)
+    if got is None or not (math.isfinite(beat) and beat > 0.0):
+        return False
+    pair, rest = got
+    fl = floor_proves_above(functools.partial(pair_rdp_floor, pair), rounds, rest,
+                            float(_MAX_ORDER), beat)
+    return fl is not None and fl > beat
+
+
 @functools.lru_cache(maxsize=32)
 def _rounds_eps0(n: int, sigma: float, delta: float, rounds: int) -> float:
     """ε0 for T > 1 rounds at δ: a golden search on the pair's RDP conversion with a reduced
-    point budget (a valid, slightly looser curve: the search only ranks ε0)."""
+    point budget (a valid, slightly looser curve: the search only ranks ε0). A point proven
+    to lose its comparison (``_rounds_loses``, tried at the first comparison) is not
+    evaluated (``golden_pruned``: the same ε0, bit for bit, as ``golden``)."""
     def f(e0):
-        pair, c = trimmed_pair(n, sigma, e0)
-        if pair is None:
+        got = _rounds_rest(n, sigma, delta, rounds, e0)
+        if got is None:
             return math.inf
-        charge = -math.expm1(rounds * math.log(c))
-        rest = delta - charge * (1 + 1e-12)
-        if rest <= 0:
-            return math.inf
+        pair, rest = got
         conv = _rdp.search_epsilon(lambda o: pair_rdp(pair, o, budget=_SEARCH_POINTS), rest,
                                    rounds, max_order=_MAX_ORDER, coarse="sparse",
                                    lazy=_search_lazy(pair))
         return conv.value
 
+    tries = [0]
+
+    def loses(e0, beat):
+        tries[0] += 1
+        return tries[0] <= _PRUNE_TRIES and _rounds_loses(n, sigma, delta, rounds, e0, beat)
+
     lo, hi = eps0_range(n * rounds, sigma, delta)
-    return golden(f, lo, hi, max_iter=8).x
+    return golden_pruned(f, loses, lo, hi, max_iter=8)
 
 
 @functools.lru_cache(maxsize=32)

@@ -20,6 +20,60 @@ _GRID_RANK = {"dense": 0, "coarse": 1, "sparse": 2}
 #: Orders at most at which ``RdpComposer.floor`` evaluates a view's floor curve (the first
 #: ~150 at ratio 1.05, then splits where the floor is still below the value to beat).
 MAX_FLOOR_ORDERS = 600
+#: Ratio of the first grid of ``floor_proves_above`` (coarse; split where needed).
+_PROOF_RATIO = 1.5
+
+
+def _interval_floors(lam, d, rounds: int, delta: float):
+    """The floor of the converted ε on each [λ_i, λ_{i+1}] (``RdpComposer.floor``)."""
+    lo, hi = lam[:-1], lam[1:]
+    conv = np.log1p(-1.0 / lo) - math.log(delta) / (hi - 1.0) - np.log(lo) / (lo - 1.0)
+    return rounds * d[:-1] + conv
+
+
+def floor_proves_above(floor, rounds: int, delta: float, top: float, beat: float):
+    """A certified floor on every order's converted ε (orders in [2, ``top``], the same
+    argument as ``RdpComposer.floor``) when it can be shown to be at least ``beat``, else
+    None; ``floor(orders)``: certified lower bounds on the exact D(λ).
+
+    Built for the yes/no question only, coarse to fine: a grid of ratio 1.5, intervals
+    whose floor is below ``beat`` split at their geometric midpoints. It gives up as soon
+    as an order's own floor (the limit of any interval starting there) is below ``beat``,
+    or the order budget is spent. A few dozen orders where the answer is clear, instead of
+    the ~150 of ``RdpComposer.floor``'s first grid; any partition gives a valid floor."""
+    if not (math.isfinite(beat) and beat > 0.0 and top >= 2.0):
+        return None
+    count = max(2, int(math.log(top / 2.0) / math.log(_PROOF_RATIO)) + 2)
+    lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
+    d = np.asarray(floor(lam), dtype=float)
+    if d.shape != lam.shape or np.any(np.isnan(d)):
+        return None
+    d = np.maximum(d, 0.0)
+    if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
+        return None
+    log_delta = math.log(delta)
+    while True:
+        # each order's own floor: no interval starting there can do better
+        point = rounds * d + np.log1p(-1.0 / lam) - (log_delta + np.log(lam)) / (lam - 1.0)
+        if float(np.min(point)) < beat:
+            return None
+        f = _interval_floors(lam, d, rounds, delta)
+        split = f < beat
+        if not np.any(split):
+            break
+        lo, hi = lam[:-1][split], lam[1:][split]
+        if np.any(hi <= lo * (1.0 + 1e-6)) or lam.size + lo.size > MAX_FLOOR_ORDERS:
+            return None
+        mid = np.sqrt(lo * hi)
+        dm = np.asarray(floor(mid), dtype=float)
+        if dm.shape != mid.shape or np.any(np.isnan(dm)):
+            return None
+        order = np.argsort(np.append(lam, mid), kind="stable")
+        lam = np.append(lam, mid)[order]
+        d = np.append(d, np.maximum(dm, 0.0))[order]
+    # (the top order's own floor is in ``point``)
+    fl = float(min(np.min(f), np.min(point))) * (1.0 - 1e-9)
+    return fl if fl >= beat else None
 
 
 def _total_curve(parts):
@@ -94,6 +148,12 @@ class RdpComposer(Composer):
         if not top >= 2.0:
             return None
         delta = ask.delta
+        # The yes/no question first, on a coarse grid refined where needed (a floor at or
+        # above ``beat`` skips the route whatever its exact value); where that does not
+        # settle it, the floor as before (the same value as without this step).
+        quick = floor_proves_above(v.rdp.floor, rounds, delta, top, beat)
+        if quick is not None:
+            return quick
         count = max(2, int(math.log(top / 2.0) / math.log(1.05)) + 2)    # ratio <= 1.05
         lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
         d = np.asarray(v.rdp.floor(lam), dtype=float)

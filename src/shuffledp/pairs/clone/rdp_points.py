@@ -163,23 +163,43 @@ class _SlicePoints:
 
 
 def _point_terms(pair, x, c, lv):
-    """(log P, ℓ = log P/Q) of the clone pair's points (x, c) from lv = log Bin(c, ½)(x)."""
+    """(log P, ℓ = log P/Q) of the clone pair's points (x, c) from lv = log Bin(c, ½)(x).
+
+    Every value is the float of the expressions as first written (kept in
+    tests/test_point_terms_same_floats.py): the same IEEE operations on the same operands
+    (a + b and a·b commute exactly), formed in four buffers instead of ~15 temporaries, and
+    the two special cases (x = c + 1, x = 0) found as r = c + 1 − x < 1 and x = 0."""
     alpha, beta, gamma = pair.alpha, pair.beta, pair.gamma
+    r = c + 1.0
+    r -= x                                       # c + 1 − x (an integer ≥ 0)
+    den = beta * x
+    t = np.multiply(r, alpha)
+    den += t                                     # βx + α(c + 1 − x) > 0
     # u(x) = Bin(c,½)(x − 1) = v(x)·x/(c + 1 − x); at x = c + 1, v = 0 and u = 2^−c.
+    np.maximum(r, 1.0, out=t)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lu = lv + np.log(x) - np.log(np.maximum(c + 1.0 - x, 1.0))
-    top = ~(x <= c)                              # x = c + 1 only: a few points
+        np.log(t, out=t)
+        lu = np.log(x)
+    np.add(lv, lu, out=lu)
+    np.subtract(lu, t, out=lu)
+    top = np.flatnonzero(r < 1.0)                # x = c + 1 only: a few points
     lu[top] = -c[top] * math.log(2.0)
-    lu[x == 0] = -np.inf
-    logP = np.logaddexp(pair.log_alpha + lu, pair.log_beta + lv)
+    lu[np.flatnonzero(x == 0)] = -np.inf
+    lu += pair.log_alpha
+    np.add(lv, pair.log_beta, out=t)
+    logP = np.logaddexp(lu, t, out=lu)
     # ℓ = log1p((2α−1)(r−1)/((1−α)r + α)), r = x/(c+1−x), multiplied through by
     # (c+1−x): no cancellation and finite at x = 0 and x = c + 1.
-    den = beta * x + alpha * (c + 1.0 - x)
-    arg = gamma * (2.0 * x - c - 1.0) / den
+    arg = np.multiply(x, 2.0, out=t)
+    arg -= c
+    arg -= 1.0
+    arg *= gamma
+    arg /= den
     # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
     # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
     # accurate.
-    ell = np.log1p(np.maximum(arg, -0.5))
+    ell = np.maximum(arg, -0.5, out=r)
+    np.log1p(ell, out=ell)
     low = ~(arg > -0.5)                          # the other form only where it is used
     if low.any():
         xl, cl = x[low], c[low]
