@@ -327,29 +327,12 @@ def _fdp_cached(mech, n, rate, points, nu):
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat
 
-    if iid.fourier_first(n, nu) or _mostly_smooth(atoms, n, nu):
-        # Sums by Fourier inversion (a few hundred nodes each, Python-bound): every point's
-        # next sum in one batch of node bands. (Either way each sum chooses its engine
-        # itself and its floats are the same; this only decides how they are scheduled.)
-        small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
-        return grid, small
-
-    def point(r):
-        e = float(grid[todo[r]])
-        return _max_over_pairs(pairs, n, e, nu, excess=bool(e < 0), atoms=atoms[r],
-                               cher=list(cher[r]))[0]
-
-    # The points are independent certified sums (FFT-bound): side by side on a few threads.
-    small[todo] = pmap(point, range(len(todo)))
+    # Every point's next exact sum in one batch (``iid.positive_parts``): the Fourier
+    # inversions' node bands and the tilt searches in shared arrays, the FFT sums side by
+    # side on the thread pool (``iid._fft_jobs``). Each sum chooses its engine itself and
+    # its floats are the same as point by point.
+    small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
     return grid, small
-
-
-def _mostly_smooth(atoms, n, nu) -> bool:
-    """Whether most of a curve's sums take the Fourier inversion below the length where
-    every law does (``iid.fourier_first_laws``): the curve is then summed in batches, else
-    point by point on the thread pool (FFT-bound sums)."""
-    first = iid.fourier_first_laws([a for row in atoms for a in row], n, nu)
-    return first.size > 0 and 2 * int(first.sum()) >= first.size
 
 
 def _point_masses(g, t, sm):
@@ -358,7 +341,6 @@ def _point_masses(g, t, sm):
     H-form. A segment crossing t = 1 (the hull dropped the point ε = 0) takes its slope in
     H-form from H = R + (1 − t) at its left end; differencing the stored R there directly
     against H at the right end would mis-state that slope by (1 − t)/Δt."""
-    m = g.size
     dt = np.diff(t)
     ds = np.diff(sm) / dt
     is_r = g[1:] <= 0.0                        # segment i = [i, i+1] lies in t ≤ 1
@@ -366,21 +348,16 @@ def _point_masses(g, t, sm):
     if np.any(cross):
         h_left = sm[:-1][cross] - np.expm1(g[:-1][cross])
         ds[cross] = (sm[1:][cross] - h_left) / dt[cross]
-    # slope of H on each side of each point, expressed so that differences stay accurate
-    q = np.empty(m)
-    for i in range(m):
-        if i == 0:
-            left_r, left = True, 0.0            # H = 1 − t before the first point
-        else:
-            left_r, left = bool(is_r[i - 1]), ds[i - 1]
-        if i == m - 1:
-            right_r, right = False, 0.0         # H = 0 after the last point
-        else:
-            right_r, right = bool(is_r[i]), ds[i]
-        if left_r == right_r:
-            q[i] = right - left
-        else:                                   # R-form on the left, H-form on the right
-            q[i] = right + 1.0 - left
+    # slope of H on each side of each point, expressed so that differences stay accurate:
+    # left of the first point H = 1 − t (R-form, slope 0), right of the last H = 0 (H-form,
+    # slope 0). The same operations point by point as a loop over the points, in arrays.
+    left_r = np.concatenate(([True], is_r))
+    right_r = np.concatenate((is_r, [False]))
+    left = np.concatenate(([0.0], ds))
+    right = np.concatenate((ds, [0.0]))
+    q = right - left
+    mixed = left_r != right_r                   # R-form on the left, H-form on the right
+    q[mixed] = right[mixed] + 1.0 - left[mixed]
     return q
 
 
@@ -410,14 +387,23 @@ def _fdp(mech, n, rate, points: int | None = None):
     large = n > CURVE_LARGE_N
     if points is None:
         points = CURVE_POINTS_LARGE if large else CURVE_POINTS
-    grid, small = _fdp_cached(mech, n, rate, int(points),
-                              CURVE_NU_LARGE if large else CURVE_NU)
+    return _fdp_hull(mech, n, rate, int(points), CURVE_NU_LARGE if large else CURVE_NU)
+
+
+@functools.lru_cache(maxsize=32)
+def _fdp_hull(mech, n, rate, points, nu):
+    """``_fdp``'s pair, kept with its curve: the PLD and RDP views and the order search ask
+    for it many times per question (the hull is ~30 passes over the curve). Read-only
+    arrays, the same for every caller."""
+    grid, small = _fdp_cached(mech, n, rate, points, nu)
     g, q = _hull_masses(grid, small)
     live = q > 0
     g, q = g[live], q[live]
     with np.errstate(divide="ignore"):
         lq = np.log(q)
     lp = lq + g
+    for a in (g, lp, lq):
+        a.setflags(write=False)
     return g, lp, lq, grid
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._parallel import pmap
 from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
                        next_fast_len, run_steps, run_steps_many)
 from ..numerics import lattice_fourier as _lf
@@ -343,43 +344,49 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
             return SumBound(float(ch), {"method": "chernoff", "lattice_step": h,
                                         "reason": "the Fourier inversion declined past "
                                                   f"n = {FFT_MAX_N:.0e} (no FFT there)"})
-    phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
-    lM = log_mgf(phi)
-    lqt = np.where(live, lq + phi * j - lM, -np.inf)
-    qt = np.exp(lqt)
-    mu_t = float(np.sum(qt * j))
-    sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
+    # ---- 3.–5. the FFT engine, as a step of its own (``_fft_jobs``): a batch of sums
+    # (``positive_parts``) runs its FFTs side by side on the thread pool. The closure
+    # computes what the code did in line here, on whichever thread runs it.
+    def fft_sum():
+        phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
+        lM = log_mgf(phi)
+        lqt = np.where(live, lq + phi * j - lM, -np.inf)
+        qt = np.exp(lqt)
+        mu_t = float(np.sum(qt * j))
+        sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
 
-    # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
-    rel = _atoms_rel(n, phi, j[live], lM)
+        # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
+        rel = _atoms_rel(n, phi, j[live], lM)
 
-    # ---- 3. window and FFT power ------------------------------------------------------------
-    c = n * mu_t
-    w = sds * math.sqrt(n) * sd_t + K
-    if split:
-        return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
-    s_lo, L = _window(c, w, 2 * K, n)
-    s_hi = s_lo + L - 1
-    # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
-    Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
-    # position s sits at index (s − n·lo) mod L
-    main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
+        # ---- 3. window and FFT power ------------------------------------------------------------
+        c = n * mu_t
+        w = sds * math.sqrt(n) * sd_t + K
+        if split:
+            return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
+        s_lo, L = _window(c, w, 2 * K, n)
+        s_hi = s_lo + L - 1
+        # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
+        Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
+        # position s sits at index (s − n·lo) mod L
+        main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
 
-    # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
-    fft_err = wnorm * fft_err_l2
+        # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
+        fft_err = wnorm * fft_err_l2
 
-    # ---- 4. Chernoff tail beyond the window ---------------------------------------------
-    psis = _psi_grid(sd_t)
-    lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (s_hi + 1)))
-    tail = _max_weight(h, phi, s_hi) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
+        # ---- 4. Chernoff tail beyond the window ---------------------------------------------
+        psis = _psi_grid(sd_t)
+        lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (s_hi + 1)))
+        tail = _max_weight(h, phi, s_hi) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
 
-    log_scale = n * lM
-    upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut) * (1.0 + rel))
-    det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
-           "window_sds": float(sds), "log_scale": log_scale, "main": main,
-           "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
-           "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
-    return SumBound(upper, det)
+        log_scale = n * lM
+        upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut) * (1.0 + rel))
+        det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
+               "window_sds": float(sds), "log_scale": log_scale, "main": main,
+               "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
+               "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
+        return SumBound(upper, det)
+
+    return (yield ("fft", fft_sum))
 
 
 def _dmeans(jobs) -> list:
@@ -422,8 +429,19 @@ def _tilt_root(lql, jl, b):
             return stop.value
 
 
+def _fft_jobs(jobs) -> list:
+    """The FFT engine's sums (each a closure of ``_positive_part_steps``: tilted atoms, one
+    FFT power or two stages, weighted sum, tail) side by side on the thread pool: numpy's
+    FFTs and large array operations release the GIL, and each job's floats are its own."""
+    return pmap(_call, jobs)
+
+
+def _call(f):
+    return f()
+
+
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "dmean": _dmeans}
+_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs}
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
@@ -452,32 +470,6 @@ def _smooth_span_max(n: int) -> float:
 def _span_sds(v, sd: float) -> float:
     """The atoms' span in standard deviations of the law (``_fourier``'s smoothness test)."""
     return float(np.max(v) - np.min(v)) / sd if sd > 0.0 else math.inf
-
-
-def fourier_first_laws(atom_sets, n: int, nu: float | None = None) -> np.ndarray:
-    """``fourier_first`` with each law's span, for the sets of ``atom_sets`` (values,
-    probs, value_err; None: no atoms) that have a positive atom (the others are no sums),
-    from the atoms as the sums prepare them (``_prep_rows``), all in one pass. For
-    scheduling a batch of sums only: each sum still decides its own engine (a law within
-    rounding of the threshold may be scheduled either way)."""
-    got = _prep_rows(atom_sets)
-    if got is None:
-        return np.zeros(0, dtype=bool)
-    _, V, LP, _ = got
-    valid = np.isfinite(LP)
-    P = np.exp(LP)
-    mean = np.sum(P * V, axis=1)
-    var = np.sum(P * (V - mean[:, None]) ** 2, axis=1)
-    sd = np.where(var > 0, np.sqrt(var), np.max(np.where(valid, np.abs(V), 0.0), axis=1))
-    span = (np.max(np.where(valid, V, -np.inf), axis=1)
-            - np.min(np.where(valid, V, np.inf), axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        span_sds = np.where(sd > 0, span / sd, np.inf)
-    if fourier_first(n, nu):                        # every law, whatever its span
-        return np.ones(span_sds.size, dtype=bool)
-    if not fourier_first(n, nu, span_sds=0.0):      # no law at this length
-        return np.zeros(span_sds.size, dtype=bool)
-    return span_sds <= _smooth_span_max(n)
 
 
 def fourier_first(n: int, nu: float | None = None, sds: float = 7.0,
