@@ -78,3 +78,41 @@ def test_hull_of_a_real_curve_same_floats_and_kept():
     assert all(x is y for x, y in zip(a, b))
     with pytest.raises(ValueError):
         a[1][0] = 0.0
+
+
+def test_deferred_steps_wait_for_the_others_and_keep_each_generator_s_values():
+    from shuffledp.numerics import run_steps, run_steps_many
+
+    calls = []
+
+    def gen(k):
+        x = k
+        for _ in range(k):                       # k cheap steps, then one deferred one
+            x = yield ("inc", x)
+        y = yield ("slow", x)
+        return (yield ("inc", y))
+
+    runners = {"inc": lambda xs: [x + 1 for x in xs],
+               "slow": lambda xs: calls.append(len(xs)) or [10 * x for x in xs]}
+    want = [run_steps(gen(k), runners) for k in range(6)]
+    calls.clear()
+    got = run_steps_many([gen(k) for k in range(6)], runners, defer=("slow",))
+    assert got == want == [20 * k + 1 for k in range(6)]
+    assert calls == [6]                          # one call with every generator's piece
+    calls.clear()
+    assert run_steps_many([gen(k) for k in range(6)], runners) == want
+    assert len(calls) > 1                        # not deferred: one call per round
+    with pytest.raises(KeyError):
+        run_steps_many([gen(2)], {"inc": runners["inc"]})
+
+
+def test_fft_sums_of_a_curve_run_in_one_call(monkeypatch):
+    from shuffledp.pairs import iid
+
+    sizes = []
+    run = iid._STEPS["fft"]
+    monkeypatch.setitem(iid._STEPS, "fft", lambda jobs: sizes.append(len(jobs)) or run(jobs))
+    B._fdp_cached.cache_clear()
+    grid, small = B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)
+    B._fdp_cached.cache_clear()
+    assert sizes == [int(np.sum(np.abs(grid) < grid.max()))]

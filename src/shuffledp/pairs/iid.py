@@ -249,7 +249,7 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
     return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets], _STEPS)
+                           for v, p, e in atom_sets], _STEPS, defer=("fft",))
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
