@@ -106,12 +106,17 @@ def test_deferred_steps_wait_for_the_others_and_keep_each_generator_s_values():
         run_steps_many([gen(2)], {"inc": runners["inc"]})
 
 
-def test_fft_sums_of_a_curve_run_in_one_call(monkeypatch):
+@pytest.mark.parametrize("kind", ["fft", "sparse"])
+def test_heavy_sums_of_a_curve_run_in_one_call(monkeypatch, kind):
+    """A far-atom law's curve: every point's sum (the sparse enumeration, or with it
+    turned off the FFT) reaches the thread pool in one map."""
     from shuffledp.pairs import iid
 
+    if kind == "fft":
+        monkeypatch.setattr(iid, "SPARSE_MEAN", 0.0)
     sizes = []
-    run = iid._STEPS["fft"]
-    monkeypatch.setitem(iid._STEPS, "fft", lambda jobs: sizes.append(len(jobs)) or run(jobs))
+    run = iid._STEPS[kind]
+    monkeypatch.setitem(iid._STEPS, kind, lambda jobs: sizes.append(len(jobs)) or run(jobs))
     B._fdp_cached.cache_clear()
     grid, small = B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)
     B._fdp_cached.cache_clear()

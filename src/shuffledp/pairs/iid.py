@@ -34,6 +34,7 @@ arXiv:2504.07414; the hidden-⊥ sampled clone pairs). Steps, each on the safe s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -249,7 +250,7 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
     return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets], _STEPS, defer=("fft",))
+                           for v, p, e in atom_sets], _STEPS, defer=_DEFER)
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
@@ -267,6 +268,10 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         return SumBound(float(np.sum(p * np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
     if math.comb(n + v.size - 1, n) <= ENUMERATE_MAX:
         return _enumerated(v, p, n)
+    if not _inner and split is None and _sparse_first(v, p, n, nu, sds):
+        got = yield ("sparse", (v, p, n))
+        if got is not None:
+            return got
     mean = float(np.sum(p * v))
     if mean > 0.0 and not _inner:
         # E S_+ = E S + E (−S)_+; E S rounded up. (Once only: with a mean of ~0, the
@@ -440,8 +445,20 @@ def _call(f):
     return f()
 
 
+def _sparse_jobs(jobs) -> list:
+    """``_sparse_sum`` of each job (v, p, n), side by side on the thread pool (array work
+    on 10⁴–10⁵ counts each, which releases the GIL)."""
+    return pmap(_sparse_job, jobs)
+
+
+def _sparse_job(job):
+    return _sparse_sum(*job)
+
+
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs}
+_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
+#: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
+_DEFER = ("fft", "sparse")
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
@@ -696,6 +713,138 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
            "certified_relative_error": ((fft_err + tail + out + beyond_cut) / main + rel
                                         if main > 0 else math.inf)}
     return SumBound(upper, det)
+
+
+#: The sparse engine (``_sparse_sum``) takes a law with one atom exactly 0 and at most
+#: ``SPARSE_ATOMS`` others whose total mass p is at most ``SPARSE_MEAN``/n (so that the
+#: number of non-zero draws, Bin(n, p), has mean at most that) — where the lattice engines
+#: would take the FFT (a spiky law at a few thousand terms: k-RR at large ε0).
+SPARSE_ATOMS = 3
+SPARSE_MEAN = 20.0
+#: Largest total count m it enumerates to (C(m + r, r) count vectors).
+_SPARSE_M_MAX = 160
+#: The tail beyond m is at most this fraction of the enumerated sum (else m grows).
+_SPARSE_TAIL = 1e-9
+
+
+def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
+    """Whether ``positive_part`` tries ``_sparse_sum`` before a lattice: the law is sparse
+    (see ``SPARSE_MEAN``) and the lattice engines would take an FFT for it."""
+    zero = v == 0.0
+    if not zero.any() or v.size - int(np.count_nonzero(zero)) > SPARSE_ATOMS:
+        return False
+    if n * float(np.sum(p[~zero])) > SPARSE_MEAN:
+        return False
+    mean = float(np.sum(p * v))
+    var = float(np.sum(p * (v - mean) ** 2))
+    sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    return not _fourier(n, _engine(n, nu, sds, None)[1], sds, _span_sds(v, sd))
+
+
+@functools.lru_cache(maxsize=32)
+def _count_vectors(r: int, m: int):
+    """The count vectors (k_1 … k_r) ≥ 0 with k_1 + … + k_r ≤ m: an (r, N) array, and their
+    totals."""
+    g = np.indices((m + 1,) * r).reshape(r, -1)
+    tot = g.sum(axis=0)
+    keep = tot <= m
+    k = np.ascontiguousarray(g[:, keep])
+    k.setflags(write=False)
+    t = tot[keep]
+    t.setflags(write=False)
+    return k, t
+
+
+def _sparse_sum(v, p, n: int, m: int | None = None):
+    r"""Certified E[(G_1 + … + G_n)_+] of a sparse law, summed over the counts of its
+    non-zero atoms (no lattice, no FFT): None where the enumeration would be too long.
+
+    The law has an atom at exactly 0 (mass p_0; several are merged) and r ≤ ``SPARSE_ATOMS`` others v_i (mass
+    p_i, P = Σ p_i); with counts k_i of the non-zero atoms and K = Σ k_i,
+    E[S_+] = Σ_k n!/((n − K)! Π k_i!) · p_0^{n−K} Π p_i^{k_i} · (Σ k_i v_i)_+,
+    summed exactly over every k with K ≤ m (C(m + r, r) terms), plus a bound on the rest:
+    S_+ ≤ K·max v_i, and E[K; K > m] = nP·Pr[Bin(n − 1, P) ≥ m] ≤ nP·e^{−θm}(p_0 + Pe^θ)^{n−1}
+    for every θ > 0 (Chernoff; e^θ = m(1 − P)/(P(n − 1 − m)), the minimiser, any value
+    being valid). m starts past the count's mean by 8 standard deviations (or at ``m``)
+    and grows until that tail is at most ``_SPARSE_TAIL`` of the sum.
+
+    Each term is computed in logarithms: log n!/(n − K)! = Σ_{i<K} log(n − i) and
+    log k! = Σ_{2≤j≤k} log j as running sums, plus K-independent products k·log p_i and
+    (n − K)·log p_0. Every one of these ≤ 2m + 2 operations errs by at most a few units of
+    the last place of the largest magnitude A in the sum (u·A each), so log w errs by at
+    most 8u(2m + 4)(A + 1), charged as a factor e^{that} on every weight (A is the largest
+    over all terms); exp adds 8u relative. The sum Σ k_i v_i of r products errs by at most
+    4u·m·Σ|v_i|, added to it before the positive part (monotone). The N positive terms are
+    summed with a relative error below (N + 8)u. Values are moved up by their errors
+    beforehand (``_prep``), and the probabilities are those given, as for the lattice
+    engines. Exact in everything but rounding, so it is at or below the lattice engines'
+    value (a lattice spread is larger in convex order), never below E[S_+].
+    """
+    zero = v == 0.0
+    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
+    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
+    p0 = float(np.sum(p[zero]))
+    merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
+    vn, pn = v[~zero], p[~zero]
+    r = int(vn.size)
+    P = float(np.sum(pn))
+    lam = n * P
+    vmax = float(np.max(vn))
+    if vmax <= 0.0:
+        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
+    if m is None:
+        m = 8 * math.ceil((lam + 8.0 * math.sqrt(lam) + 16.0) / 8.0)
+    m = n if m >= n - 1 else m
+    lp0 = math.log(p0)
+    lpn = np.log(pn)
+    while True:
+        k, tot = _count_vectors(r, m)
+        j = np.arange(m + 1, dtype=float)
+        lfall = np.zeros(m + 1)                  # log n!/(n − K)!
+        np.cumsum(np.log(n - j[:m]), out=lfall[1:])
+        lfact = np.zeros(m + 1)                  # log k!
+        np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
+        rest0 = (n - j) * lp0
+        lw = (lfall + rest0)[tot]
+        big = float(np.max(lfall)) + float(np.max(np.abs(rest0)))
+        s = None
+        for i in range(r):
+            gi = j * float(lpn[i]) - lfact
+            lw += gi[k[i]]
+            big += float(np.max(np.abs(j * float(lpn[i])))) + float(lfact[-1])
+            ti = (j * float(vn[i]))[k[i]]
+            s = ti if s is None else s + ti
+        e_lw = 8.0 * _U * (2 * m + 4) * (big + 1.0)
+        e_s = 4.0 * _U * m * float(np.sum(np.abs(vn)))
+        s += e_s
+        np.maximum(s, 0.0, out=s)
+        with np.errstate(under="ignore"):
+            w = np.exp(lw)
+        main = float(np.sum(w * s)) * (1.0 + (s.size + 8) * _U)
+        main *= math.exp(e_lw) * (1.0 + 8.0 * _U) * merge
+        # weights or products below the normal range lose relative accuracy: at most the
+        # smallest subnormal each, times the term's largest value
+        main += s.size * 1e-322 * (m * vmax + 1.0)
+        eth = m * (1.0 - P) / (P * (n - 1 - m)) if m < n - 1 else 0.0
+        if m >= n:
+            tail = 0.0
+        elif eth <= 1.0:
+            tail = math.inf                      # (not reached: m is past the mean)
+        else:
+            a, b = m * math.log(eth), (n - 1) * math.log(p0 + P * eth)
+            lt = -a + b + 1e-9 * (abs(a) + abs(b)) + 1e-12
+            tail = lam * vmax * math.exp(lt) * (1.0 + 1e-9) if lt < 700.0 else math.inf
+        if tail <= _SPARSE_TAIL * main:
+            break
+        if m >= min(n, _SPARSE_M_MAX):
+            return None
+        m = min(_SPARSE_M_MAX, 8 * math.ceil(1.5 * m / 8.0))
+        m = n if m >= n - 1 else m
+    upper = (main + tail) * (1.0 + 1e-12)
+    return SumBound(float(upper), {"method": "sparse", "max_count": m, "terms": int(s.size),
+                                   "main": main, "tail": tail,
+                                   "certified_relative_error": (tail / main if main > 0
+                                                                else math.inf) + 1e-12})
 
 
 #: Up to this many multisets of n atoms, ``positive_part`` sums every one of them (exact up
