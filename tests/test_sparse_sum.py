@@ -111,3 +111,34 @@ def test_the_tail_past_the_counts_is_charged(monkeypatch):
     exact = _exact(vals, probs, n, 40)
     assert mp.mpf(short.details["main"]) < exact
     assert mp.mpf(short.upper) >= exact
+
+
+@pytest.mark.parametrize("r,m", [(1, 0), (1, 7), (2, 5), (3, 0), (3, 1), (3, 12)])
+def test_count_vectors_are_every_vector_once_in_lexicographic_order(r, m):
+    k, tot = iid._count_vectors(r, m)
+    want = [c for c in itertools.product(range(m + 1), repeat=r) if sum(c) <= m]
+    assert list(map(tuple, k.T.tolist())) == want
+    assert tot.tolist() == [sum(c) for c in want]
+
+
+@pytest.mark.parametrize("n", [40, 300])
+def test_a_positive_likeliest_atom_is_summed_from_the_end(n):
+    """The closed sum over the last (likeliest) atom, mirrored for a positive value: a
+    law whose likeliest non-zero atom is positive, against 40-digit mpmath."""
+    vals = np.array([0.0, 0.7, -2.3, 1.1])
+    probs = np.array([0.0, 0.004, 0.006, 0.01])
+    probs[0] = 1.0 - probs[1:].sum()
+    v, p = iid._prep(vals, probs, None)
+    got = iid._sparse_sum(v, p, n)
+    assert got is not None and got.details["method"] == "sparse"
+    exact = _exact(vals, probs, n, got.details["max_count"] + 12)
+    assert exact <= mp.mpf(got.upper) <= exact * (1 + mp.mpf("1e-9"))
+
+
+def test_a_law_of_one_non_zero_atom():
+    n = 500
+    vals, probs = np.array([0.0, 3.0]), np.array([0.99, 0.01])
+    v, p = iid._prep(vals, probs, None)
+    got = iid._sparse_sum(v, p, n)
+    exact = 3.0 * n * 0.01                         # S ≥ 0 always: E S_+ = E S
+    assert exact <= got.upper <= exact * (1 + 1e-9)

@@ -720,9 +720,9 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
 #: number of non-zero draws, Bin(n, p), has mean at most that) — where the lattice engines
 #: would take the FFT (a spiky law at a few thousand terms: k-RR at large ε0).
 SPARSE_ATOMS = 3
-SPARSE_MEAN = 20.0
+SPARSE_MEAN = 40.0
 #: Largest total count m it enumerates to (C(m + r, r) count vectors).
-_SPARSE_M_MAX = 160
+_SPARSE_M_MAX = 640
 #: The tail beyond m is at most this fraction of the enumerated sum (else m grows).
 _SPARSE_TAIL = 1e-9
 
@@ -744,41 +744,55 @@ def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
 @functools.lru_cache(maxsize=32)
 def _count_vectors(r: int, m: int):
     """The count vectors (k_1 … k_r) ≥ 0 with k_1 + … + k_r ≤ m: an (r, N) array, and their
-    totals."""
-    g = np.indices((m + 1,) * r).reshape(r, -1)
-    tot = g.sum(axis=0)
-    keep = tot <= m
-    k = np.ascontiguousarray(g[:, keep])
+    totals (built coordinate by coordinate: each vector of the first i coordinates with
+    total t is followed by every k_{i+1} ≤ m − t)."""
+    k = np.zeros((0, 1), dtype=np.intp)
+    tot = np.zeros(1, dtype=np.intp)
+    for _ in range(r):
+        reps = m - tot + 1
+        start = np.cumsum(reps) - reps
+        nxt = np.arange(int(reps.sum()), dtype=np.intp) - np.repeat(start, reps)
+        k = np.vstack([np.repeat(k, reps, axis=1), nxt[None, :]])
+        tot = np.repeat(tot, reps) + nxt
     k.setflags(write=False)
-    t = tot[keep]
-    t.setflags(write=False)
-    return k, t
+    tot.setflags(write=False)
+    return k, tot
 
 
 def _sparse_sum(v, p, n: int, m: int | None = None):
     r"""Certified E[(G_1 + … + G_n)_+] of a sparse law, summed over the counts of its
-    non-zero atoms (no lattice, no FFT): None where the enumeration would be too long.
+    non-zero atoms (no lattice, no FFT): None where the counts would be too many.
 
-    The law has an atom at exactly 0 (mass p_0; several are merged) and r ≤ ``SPARSE_ATOMS`` others v_i (mass
-    p_i, P = Σ p_i); with counts k_i of the non-zero atoms and K = Σ k_i,
+    The law has an atom at exactly 0 (mass p_0; several are merged) and r ≤
+    ``SPARSE_ATOMS`` others v_1 … v_r (masses p_i, P = Σ p_i). With counts k_i of the
+    non-zero atoms and K = Σ k_i,
     E[S_+] = Σ_k n!/((n − K)! Π k_i!) · p_0^{n−K} Π p_i^{k_i} · (Σ k_i v_i)_+,
-    summed exactly over every k with K ≤ m (C(m + r, r) terms), plus a bound on the rest:
-    S_+ ≤ K·max v_i, and E[K; K > m] = nP·Pr[Bin(n − 1, P) ≥ m] ≤ nP·e^{−θm}(p_0 + Pe^θ)^{n−1}
-    for every θ > 0 (Chernoff; e^θ = m(1 − P)/(P(n − 1 − m)), the minimiser, any value
-    being valid). m starts past the count's mean by 8 standard deviations (or at ``m``)
-    and grows until that tail is at most ``_SPARSE_TAIL`` of the sum.
+    taken exactly over every k with K ≤ m, plus a bound on the rest: S_+ ≤ K·max v_i and
+    E[K; K > m] = nP·Pr[Bin(n − 1, P) ≥ m] ≤ nP·e^{−θm}(p_0 + Pe^θ)^{n−1} for every θ > 0
+    (Chernoff; e^θ = m(1 − P)/(P(n − 1 − m)), the minimiser). m starts past the count's
+    mean by 6 standard deviations (or at ``m``) and grows until that tail is at most
+    ``_SPARSE_TAIL`` of the sum.
 
-    Each term is computed in logarithms: log n!/(n − K)! = Σ_{i<K} log(n − i) and
-    log k! = Σ_{2≤j≤k} log j as running sums, plus K-independent products k·log p_i and
-    (n − K)·log p_0. Every one of these ≤ 2m + 2 operations errs by at most a few units of
-    the last place of the largest magnitude A in the sum (u·A each), so log w errs by at
-    most 8u(2m + 4)(A + 1), charged as a factor e^{that} on every weight (A is the largest
-    over all terms); exp adds 8u relative. The sum Σ k_i v_i of r products errs by at most
-    4u·m·Σ|v_i|, added to it before the positive part (monotone). The N positive terms are
-    summed with a relative error below (N + 8)u. Values are moved up by their errors
-    beforehand (``_prep``), and the probabilities are those given, as for the lattice
-    engines. Exact in everything but rounding, so it is at or below the lattice engines'
-    value (a lattice spread is larger in convex order), never below E[S_+].
+    The first r − 1 counts are enumerated (the "heads": c = Σ_{i<r} k_i v_i, head total T),
+    the last atom (the likeliest) is summed in closed form. With u_k the weight of k_r = k
+    given the head and F the running sums of u_k: for v_r < 0 the positive terms are
+    k ≤ t = ⌊c/|v_r|⌋ and Σ_{k≤t} u_k (c − |v_r| k) = |v_r|·Σ_{i<t} F_i + (c − |v_r| t)·F_t;
+    for v_r > 0 the terms k ≥ ⌈−c/v_r⌉, mirrored with the sums from the end. Every term of
+    these is ≥ 0 (the remainder lies in [0, |v_r|)), so relative errors of the weights and
+    of the running sums of running sums (≤ 2mu) are relative errors of the value. A
+    remainder below 0 (t one past the bound by rounding) is dropped, which only adds; a
+    term left out the other way is at most 4u(|c| + |v_r|(t + 1)) times the next running
+    sum, added per head; c is rounded up by its error bound 4u·Σ|k_i v_i| first.
+
+    Weights are products e^a·e^b: a = Σ_{i<r} (k_i log(np_i) − log k_i!) per head,
+    b = log(n!/((n − K)! n^K)) + (n − K) log p_0 + k log(np_r) − log k! per (T, k), from
+    running sums of logarithms (≤ 2m + 4 operations on magnitudes ≤ A: absolute error
+    ≤ 8u(2m + 4)(A + 1), charged as a factor), 16u for the two exponentials and their
+    product; the heads' sum of non-negative terms errs by < (N + 8)u relative.
+    Weights below the normal range are charged at the smallest normal number each.
+    Values are moved up by their errors beforehand (``_prep``); the probabilities are those
+    given, as for the lattice engines. Exact but for rounding: at or below the lattice
+    engines' values (a lattice spread is larger in convex order), never below E[S_+].
     """
     zero = v == 0.0
     # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
@@ -786,6 +800,8 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     p0 = float(np.sum(p[zero]))
     merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
     vn, pn = v[~zero], p[~zero]
+    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
+    vn, pn = vn[order], pn[order]
     r = int(vn.size)
     P = float(np.sum(pn))
     lam = n * P
@@ -793,55 +809,100 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     if vmax <= 0.0:
         return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
     if m is None:
-        m = 8 * math.ceil((lam + 8.0 * math.sqrt(lam) + 16.0) / 8.0)
+        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
     m = n if m >= n - 1 else m
     lp0 = math.log(p0)
-    lpn = np.log(pn)
+    logn = math.log(n)
+    lnp = np.log(pn) + logn                      # log(n p_i)
+    ar = float(vn[-1])
     while True:
-        k, tot = _count_vectors(r, m)
         j = np.arange(m + 1, dtype=float)
-        lfall = np.zeros(m + 1)                  # log n!/(n − K)!
-        np.cumsum(np.log(n - j[:m]), out=lfall[1:])
+        lfall = np.zeros(m + 1)                  # log n!/(n − K)! − K log n (≤ 0)
+        np.cumsum(np.log1p(-j[:m] / n), out=lfall[1:])
         lfact = np.zeros(m + 1)                  # log k!
         np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
-        rest0 = (n - j) * lp0
-        lw = (lfall + rest0)[tot]
-        big = float(np.max(lfall)) + float(np.max(np.abs(rest0)))
-        s = None
-        for i in range(r):
-            gi = j * float(lpn[i]) - lfact
-            lw += gi[k[i]]
-            big += float(np.max(np.abs(j * float(lpn[i])))) + float(lfact[-1])
-            ti = (j * float(vn[i]))[k[i]]
-            s = ti if s is None else s + ti
-        e_lw = 8.0 * _U * (2 * m + 4) * (big + 1.0)
-        e_s = 4.0 * _U * m * float(np.sum(np.abs(vn)))
-        s += e_s
-        np.maximum(s, 0.0, out=s)
-        with np.errstate(under="ignore"):
-            w = np.exp(lw)
-        main = float(np.sum(w * s)) * (1.0 + (s.size + 8) * _U)
-        main *= math.exp(e_lw) * (1.0 + 8.0 * _U) * merge
-        # weights or products below the normal range lose relative accuracy: at most the
-        # smallest subnormal each, times the term's largest value
-        main += s.size * 1e-322 * (m * vmax + 1.0)
+        hK = lfall + (n - j) * lp0
+        big = float(np.max(np.abs(lfall))) + float(np.max(np.abs((n - j) * lp0)))
+        # heads: counts of the first r − 1 atoms with total ≤ m
+        if r > 1:
+            kk, tot = _count_vectors(r - 1, m)
+        else:
+            kk, tot = np.zeros((0, 1), dtype=np.intp), np.zeros(1, dtype=np.intp)
+        la = np.zeros(tot.size)
+        c = np.zeros(tot.size)
+        cabs = np.zeros(tot.size)
+        for i in range(r - 1):
+            gi = j * float(lnp[i]) - lfact
+            la += gi[kk[i]]
+            big += float(np.max(np.abs(j * float(lnp[i])))) + float(lfact[-1])
+            ti = (j * float(vn[i]))[kk[i]]
+            c += ti
+            cabs += np.abs(ti)
+        c_up = c + 4.0 * _U * cabs
+        # last atom: table over (head total T, k) with T + k ≤ m
+        gr = j * float(lnp[-1]) - lfact
+        big += float(np.max(np.abs(j * float(lnp[-1])))) + float(lfact[-1])
+        Tk = j[:, None] + j[None, :]
+        inside = Tk <= m
+        lb = np.where(inside, hK[np.minimum(Tk, m).astype(np.intp)] + gr[None, :], -np.inf)
+        with np.errstate(under="ignore", over="ignore"):
+            eb = np.exp(lb)
+            ea = np.exp(la)
+        rows = tot
+        aa = abs(ar)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if ar < 0.0:
+                # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
+                F = np.cumsum(eb, axis=1)
+                H = np.cumsum(F, axis=1)
+                t = np.minimum(np.floor(c_up / aa), m - rows)
+                live = t >= 0.0
+                ti = np.maximum(t, 0.0).astype(np.intp)
+                h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
+                rem = c_up - aa * ti
+                f_t = F[rows, ti]
+                f_next = F[rows, np.minimum(ti + 1, m)]
+            else:
+                # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
+                F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
+                H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
+                t = np.maximum(np.ceil(-c_up / ar), 0.0)
+                live = t <= m - rows
+                ti = np.minimum(t, m).astype(np.intp)
+                h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
+                rem = c_up + ar * ti
+                f_t = F[rows, ti]
+                f_next = F[rows, np.maximum(ti - 1, 0)]
+        # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
+        # rounding) is dropped, which only adds; a term left out by rounding the other way
+        # is at most the remainder's rounding times the next running sum
+        raw = aa * h1 + np.maximum(rem, 0.0) * f_t
+        err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
+               + (2 * m + 8) * _U * raw)        # running sums of running sums
+        part = np.where(live, raw + err, 0.0)
+        main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
+        e_l = 8.0 * _U * (2 * m + 4) * (big + 1.0)
+        main *= math.exp(e_l) * (1.0 + 16.0 * _U) * merge
+        # weights below the normal range (each at most 2.3e-308 of its factor's partner,
+        # which is at most e^λ), times the largest head value m·max v
+        main += (part.size + eb.size) * 2.3e-308 * math.exp(min(lam, 600.0)) * (m * vmax + 1.0)
         eth = m * (1.0 - P) / (P * (n - 1 - m)) if m < n - 1 else 0.0
         if m >= n:
             tail = 0.0
         elif eth <= 1.0:
             tail = math.inf                      # (not reached: m is past the mean)
         else:
-            a, b = m * math.log(eth), (n - 1) * math.log(p0 + P * eth)
-            lt = -a + b + 1e-9 * (abs(a) + abs(b)) + 1e-12
+            a_, b_ = m * math.log(eth), (n - 1) * math.log(p0 + P * eth)
+            lt = -a_ + b_ + 1e-9 * (abs(a_) + abs(b_)) + 1e-12
             tail = lam * vmax * math.exp(lt) * (1.0 + 1e-9) if lt < 700.0 else math.inf
         if tail <= _SPARSE_TAIL * main:
             break
         if m >= min(n, _SPARSE_M_MAX):
             return None
-        m = min(_SPARSE_M_MAX, 8 * math.ceil(1.5 * m / 8.0))
+        m = min(_SPARSE_M_MAX, 8 * math.ceil(1.25 * m / 8.0))
         m = n if m >= n - 1 else m
     upper = (main + tail) * (1.0 + 1e-12)
-    return SumBound(float(upper), {"method": "sparse", "max_count": m, "terms": int(s.size),
+    return SumBound(float(upper), {"method": "sparse", "max_count": m, "heads": int(tot.size),
                                    "main": main, "tail": tail,
                                    "certified_relative_error": (tail / main if main > 0
                                                                 else math.inf) + 1e-12})
