@@ -113,12 +113,20 @@ def test_the_tail_past_the_counts_is_charged(monkeypatch):
     assert mp.mpf(short.upper) >= exact
 
 
-@pytest.mark.parametrize("r,m", [(1, 0), (1, 7), (2, 5), (3, 0), (3, 1), (3, 12)])
-def test_count_vectors_are_every_vector_once_in_lexicographic_order(r, m):
-    k, tot = iid._count_vectors(r, m)
-    want = [c for c in itertools.product(range(m + 1), repeat=r) if sum(c) <= m]
+@pytest.mark.parametrize("bounds,m", [((), 5), ((7,), 3), ((2, 5), 4), ((6, 6), 20), ((3, 1, 2), 4)])
+def test_head_vectors_are_every_vector_in_the_box_once_in_order(bounds, m):
+    k, tot = iid._head_vectors(bounds, m)
+    want = [c for c in itertools.product(*(range(b + 1) for b in bounds)) if sum(c) <= m]
     assert list(map(tuple, k.T.tolist())) == want
     assert tot.tolist() == [sum(c) for c in want]
+
+
+def test_count_tail_bounds_the_binomial_tail():
+    from scipy import stats
+    for n, p, b in [(1000, 0.002, 10), (1000, 0.002, 30), (20896, 0.0018, 90), (50, 0.3, 40)]:
+        exact = stats.binom.sf(b - 1, n - 1, p)
+        assert exact <= iid._count_tail(n, p, b) <= max(1e3 * exact, 1e-300)
+    assert iid._count_tail(100, 0.5, 10) == 1.0 and iid._count_tail(10, 0.1, 10) == 0.0
 
 
 @pytest.mark.parametrize("n", [40, 300])

@@ -720,7 +720,10 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
 #: number of non-zero draws, Bin(n, p), has mean at most that) — where the lattice engines
 #: would take the FFT (a spiky law at a few thousand terms: k-RR at large ε0).
 SPARSE_ATOMS = 3
-SPARSE_MEAN = 40.0
+SPARSE_MEAN = 160.0
+#: Relative error bound of numpy's float64 log and log1p (≤ 4 units in the last place, with
+#: a margin over the ≤ 1-ulp implementations).
+_LOG_ERR = 4.0 * _U
 #: Largest total count m it enumerates to (C(m + r, r) count vectors).
 _SPARSE_M_MAX = 640
 #: The tail beyond m is at most this fraction of the enumerated sum (else m grows).
@@ -741,22 +744,34 @@ def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
     return not _fourier(n, _engine(n, nu, sds, None)[1], sds, _span_sds(v, sd))
 
 
-@functools.lru_cache(maxsize=32)
-def _count_vectors(r: int, m: int):
-    """The count vectors (k_1 … k_r) ≥ 0 with k_1 + … + k_r ≤ m: an (r, N) array, and their
-    totals (built coordinate by coordinate: each vector of the first i coordinates with
-    total t is followed by every k_{i+1} ≤ m − t)."""
-    k = np.zeros((0, 1), dtype=np.intp)
-    tot = np.zeros(1, dtype=np.intp)
-    for _ in range(r):
-        reps = m - tot + 1
-        start = np.cumsum(reps) - reps
-        nxt = np.arange(int(reps.sum()), dtype=np.intp) - np.repeat(start, reps)
-        k = np.vstack([np.repeat(k, reps, axis=1), nxt[None, :]])
-        tot = np.repeat(tot, reps) + nxt
+@functools.lru_cache(maxsize=64)
+def _head_vectors(bounds: tuple, m: int):
+    """The count vectors (k_1 … k_h) with k_i ≤ bounds[i] and total ≤ m, as an (h, N)
+    array (lexicographic), and their totals; h = 0: the empty vector."""
+    if not bounds:
+        return np.zeros((0, 1), dtype=np.intp), np.zeros(1, dtype=np.intp)
+    g = np.indices(tuple(b + 1 for b in bounds)).reshape(len(bounds), -1)
+    tot = g.sum(axis=0)
+    keep = tot <= m
+    k = np.ascontiguousarray(g[:, keep].astype(np.intp))
+    t = tot[keep].astype(np.intp)
     k.setflags(write=False)
-    tot.setflags(write=False)
-    return k, tot
+    t.setflags(write=False)
+    return k, t
+
+
+def _count_tail(n: int, p: float, b: int) -> float:
+    """An upper bound on Pr[Bin(n − 1, p) ≥ b] (Chernoff at its minimising θ, each log with
+    a relative slack of 1e-9): 1 where b is not past the mean, 0 where b > n − 1."""
+    if b > n - 1:
+        return 0.0
+    if b <= p * (n - 1) or b == n - 1:
+        return 1.0
+    eth = b * (1.0 - p) / (p * (n - 1 - b))
+    a, c = b * math.log(eth), (n - 1) * math.log1p(p * (eth - 1.0))
+    # (+ 4nu: the given masses sum to 1 within a few ulps)
+    lt = -a + c + 1e-9 * (abs(a) + abs(c)) + 1e-12 + 4.0 * n * _U
+    return math.exp(lt) if lt < 0.0 else 1.0
 
 
 def _sparse_sum(v, p, n: int, m: int | None = None):
@@ -767,11 +782,13 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     ``SPARSE_ATOMS`` others v_1 … v_r (masses p_i, P = Σ p_i). With counts k_i of the
     non-zero atoms and K = Σ k_i,
     E[S_+] = Σ_k n!/((n − K)! Π k_i!) · p_0^{n−K} Π p_i^{k_i} · (Σ k_i v_i)_+,
-    taken exactly over every k with K ≤ m, plus a bound on the rest: S_+ ≤ K·max v_i and
-    E[K; K > m] = nP·Pr[Bin(n − 1, P) ≥ m] ≤ nP·e^{−θm}(p_0 + Pe^θ)^{n−1} for every θ > 0
-    (Chernoff; e^θ = m(1 − P)/(P(n − 1 − m)), the minimiser). m starts past the count's
-    mean by 6 standard deviations (or at ``m``) and grows until that tail is at most
-    ``_SPARSE_TAIL`` of the sum.
+    taken exactly over every k with K ≤ m and each head count (below) within a box
+    k_i ≤ b_i, plus a bound on the rest: S_+ ≤ Σ_j k_j v_j over the positive atoms, and
+    E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m], E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i)
+    ≥ b], E[k_j; k_i > b] ≤ n p_j/(1 − p_i)·Pr[Bin(n, p_i) > b] (j ≠ i), each tail by
+    Chernoff at its minimising θ (``_count_tail``). m starts past the count's mean by 6
+    standard deviations (or at ``m``), the boxes by 7, and they grow until the tail is at
+    most ``_SPARSE_TAIL`` of the sum.
 
     The first r − 1 counts are enumerated (the "heads": c = Σ_{i<r} k_i v_i, head total T),
     the last atom (the likeliest) is summed in closed form. With u_k the weight of k_r = k
@@ -786,9 +803,10 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
 
     Weights are products e^a·e^b: a = Σ_{i<r} (k_i log(np_i) − log k_i!) per head,
     b = log(n!/((n − K)! n^K)) + (n − K) log p_0 + k log(np_r) − log k! per (T, k), from
-    running sums of logarithms (≤ 2m + 4 operations on magnitudes ≤ A: absolute error
-    ≤ 8u(2m + 4)(A + 1), charged as a factor), 16u for the two exponentials and their
-    product; the heads' sum of non-negative terms errs by < (N + 8)u relative.
+    running sums of logarithms. Each log-weight is rounded up by a bound on its own error
+    before the exponential (a running sum of same-sign terms errs by ≤ (4 + K)u of itself,
+    a log by ≤ 4u, every other operation by u of its result), 16u for the two exponentials
+    and their product; the heads' sum of non-negative terms errs by < (N + 8)u relative.
     Weights below the normal range are charged at the smallest normal number each.
     Values are moved up by their errors beforehand (``_prep``); the probabilities are those
     given, as for the lattice engines. Exact but for rounding: at or below the lattice
@@ -815,39 +833,64 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     logn = math.log(n)
     lnp = np.log(pn) + logn                      # log(n p_i)
     ar = float(vn[-1])
+    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
+    w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
+    # each head count's box: past its mean by 7 standard deviations (plus 12)
+    boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0) for pi in pn[:-1]]
+    lp0_err = _LOG_ERR * abs(lp0)
+    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
     while True:
+        # log-weights and, alongside, an upper bound on each one's rounding error (added
+        # before the exponential: every weight is rounded up)
         j = np.arange(m + 1, dtype=float)
+        terms = np.log1p(-j[:m] / n)
         lfall = np.zeros(m + 1)                  # log n!/(n − K)! − K log n (≤ 0)
-        np.cumsum(np.log1p(-j[:m] / n), out=lfall[1:])
+        np.cumsum(terms, out=lfall[1:])
         lfact = np.zeros(m + 1)                  # log k!
         np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
-        hK = lfall + (n - j) * lp0
-        big = float(np.max(np.abs(lfall))) + float(np.max(np.abs((n - j) * lp0)))
-        # heads: counts of the first r − 1 atoms with total ≤ m
-        if r > 1:
-            kk, tot = _count_vectors(r - 1, m)
-        else:
-            kk, tot = np.zeros((0, 1), dtype=np.intp), np.zeros(1, dtype=np.intp)
+        # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
+        # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
+        # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
+        x = j[:m] / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
+        e_terms = np.zeros(m + 1)
+        np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
+        e_fall = e_terms + j * _U * np.abs(lfall)
+        e_fact = (_LOG_ERR + j * _U) * lfact
+        rest0 = (n - j) * lp0
+        hK = lfall + rest0
+        e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
+        # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
+        kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
         la = np.zeros(tot.size)
+        e_la = np.zeros(tot.size)
         c = np.zeros(tot.size)
         cabs = np.zeros(tot.size)
         for i in range(r - 1):
-            gi = j * float(lnp[i]) - lfact
+            jl = j * float(lnp[i])
+            gi = jl - lfact
+            e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
             la += gi[kk[i]]
-            big += float(np.max(np.abs(j * float(lnp[i])))) + float(lfact[-1])
+            e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
             ti = (j * float(vn[i]))[kk[i]]
             c += ti
             cabs += np.abs(ti)
         c_up = c + 4.0 * _U * cabs
+        la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
         # last atom: table over (head total T, k) with T + k ≤ m
-        gr = j * float(lnp[-1]) - lfact
-        big += float(np.max(np.abs(j * float(lnp[-1])))) + float(lfact[-1])
-        Tk = j[:, None] + j[None, :]
+        jl = j * float(lnp[-1])
+        gr = jl - lfact
+        e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
+        Tk = j[:int(tot.max()) + 1, None] + j[None, :]
         inside = Tk <= m
-        lb = np.where(inside, hK[np.minimum(Tk, m).astype(np.intp)] + gr[None, :], -np.inf)
+        at = np.minimum(Tk, m).astype(np.intp)
+        lb = hK[at] + gr[None, :]
+        e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
+        lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
         with np.errstate(under="ignore", over="ignore"):
-            eb = np.exp(lb)
-            ea = np.exp(la)
+            eb = np.exp(lb_up)
+            ea = np.exp(la_up)
         rows = tot
         aa = abs(ar)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -881,26 +924,29 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
                + (2 * m + 8) * _U * raw)        # running sums of running sums
         part = np.where(live, raw + err, 0.0)
         main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
-        e_l = 8.0 * _U * (2 * m + 4) * (big + 1.0)
-        main *= math.exp(e_l) * (1.0 + 16.0 * _U) * merge
+        main *= (1.0 + 16.0 * _U) * merge
         # weights below the normal range (each at most 2.3e-308 of its factor's partner,
         # which is at most e^λ), times the largest head value m·max v
         main += (part.size + eb.size) * 2.3e-308 * math.exp(min(lam, 600.0)) * (m * vmax + 1.0)
-        eth = m * (1.0 - P) / (P * (n - 1 - m)) if m < n - 1 else 0.0
-        if m >= n:
-            tail = 0.0
-        elif eth <= 1.0:
-            tail = math.inf                      # (not reached: m is past the mean)
-        else:
-            a_, b_ = m * math.log(eth), (n - 1) * math.log(p0 + P * eth)
-            lt = -a_ + b_ + 1e-9 * (abs(a_) + abs(b_)) + 1e-12
-            tail = lam * vmax * math.exp(lt) * (1.0 + 1e-9) if lt < 700.0 else math.inf
+        # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
+        # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
+        # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
+        # count k_j has mean ≤ n p_j/(1 − p_i): E[k_j; k_i > b] ≤ that·Pr[Bin(n, p_i) > b]
+        tail = w_pos * _count_tail(n, P, m)
+        for i, b in enumerate(boxes):
+            pi = float(pn[i])
+            if b < m:
+                own = n * pi * max(float(vn[i]), 0.0) * _count_tail(n, pi, int(b))
+                rest = (w_pos - n * pi * max(float(vn[i]), 0.0)) / (1.0 - pi)
+                tail += own + max(rest, 0.0) * _count_tail(n + 1, pi, int(b) + 1)
+        tail = tail * (1.0 + 1e-9)
         if tail <= _SPARSE_TAIL * main:
             break
         if m >= min(n, _SPARSE_M_MAX):
             return None
         m = min(_SPARSE_M_MAX, 8 * math.ceil(1.25 * m / 8.0))
         m = n if m >= n - 1 else m
+        boxes = [math.ceil(1.25 * b) for b in boxes]
     upper = (main + tail) * (1.0 + 1e-12)
     return SumBound(float(upper), {"method": "sparse", "max_count": m, "heads": int(tot.size),
                                    "main": main, "tail": tail,
