@@ -150,3 +150,18 @@ def test_a_law_of_one_non_zero_atom():
     got = iid._sparse_sum(v, p, n)
     exact = 3.0 * n * 0.01                         # S ≥ 0 always: E S_+ = E S
     assert exact <= got.upper <= exact * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("eps", [-3.0, 0.4, 5.5])
+def test_boxed_heads_of_a_100_rr_law_against_the_full_enumeration(eps):
+    """100-RR at ε0 = 6.98 (the victim pair's two atoms are rare, the 98 others' atom is
+    not): the heads' boxes bind; against ``exact_positive_part`` (every count vector,
+    float64) at n = 200."""
+    n = 200
+    pairs = blanket._pairs_cached(sd.RandomizedResponse(6.9793, 100), 1.0)
+    vals, probs, err = blanket._pair_atoms(pairs, eps, eps < 0)[0]
+    v, p = iid._prep(vals, probs, err)
+    got = iid._sparse_sum(v, p, n)
+    assert got is not None
+    exact = iid.exact_positive_part(vals, probs, n)
+    assert exact * (1 - 1e-12) <= got.upper <= exact * (1 + 1e-8)
