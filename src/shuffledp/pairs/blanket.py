@@ -79,18 +79,18 @@ def blanket_pairs(proto) -> tuple:
     return _pairs_cached(mech, rate)
 
 
-def _hs_atoms(pair, eps):
+def _hs_atoms(pair, eps, top=None):
     """(values, probs, errors) of the summand whose positive part, /n, is H_{e^ε}(P̂‖Q̂)
-    (ε ≥ 0), or None where H is 0."""
-    if eps >= pair.max_log_ratio():
+    (ε ≥ 0), or None where H is 0. ``top``: the pair's ``max_log_ratio()`` if known."""
+    if eps >= (pair.max_log_ratio() if top is None else top):
         return None
     return pair.atoms(eps)
 
 
-def _excess_atoms(pair, eps):
+def _excess_atoms(pair, eps, top=None):
     """Same for R = H_{e^ε}(P̂‖Q̂) − (1 − e^ε) = E[(e^ε V − U)_+]/n (ε ≤ 0), taken directly (no
     subtraction of nearly equal numbers)."""
-    if -eps >= pair.max_log_ratio():
+    if -eps >= (pair.max_log_ratio() if top is None else top):
         return None
     t = math.exp(eps)
     vals = np.append(t * pair.b - pair.a, 0.0)
@@ -104,8 +104,13 @@ def _excess_atoms(pair, eps):
 CHERNOFF_ENOUGH = 1e-40
 
 
-def _pair_atoms(pairs, eps, excess):
-    return [(_excess_atoms if excess else _hs_atoms)(p, eps) for p in pairs]
+def _pair_atoms(pairs, eps, excess, tops=None):
+    """Every pair's summand at ε (``tops``: the pairs' ``max_log_ratio()``, computed once
+    for a whole curve)."""
+    f = _excess_atoms if excess else _hs_atoms
+    if tops is None:
+        return [f(p, eps) for p in pairs]
+    return [f(p, eps, t) for p, t in zip(pairs, tops)]
 
 
 def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
@@ -322,7 +327,8 @@ def _fdp_cached(mech, n, rate, points, nu):
     # Store R(t) = H(t) − (1 − t) for t ≤ 1 and H(t) for t ≥ 1 (the small quantity each side).
     small = np.zeros(grid.size)
     todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
-    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0)) for i in todo]
+    tops = [p.max_log_ratio() for p in pairs]
+    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0), tops) for i in todo]
     # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat

@@ -70,7 +70,7 @@ def _prep(values, probs, value_err):
     if v.shape != p.shape or v.size == 0:
         raise ValueError(f"values and probs must be non-empty arrays of equal length; got "
                          f"{v.size} and {p.size}")
-    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(p))) or np.any(p < 0):
+    if not (np.isfinite(v).all() and np.isfinite(p).all()) or (p < 0).any():
         raise ValueError("values must be finite and probs finite and >= 0")
     s = float(p.sum())
     if not 0.999999 <= s <= 1.000001:
@@ -78,7 +78,9 @@ def _prep(values, probs, value_err):
     if value_err is None:
         e = np.zeros_like(v)
     else:
-        e = np.broadcast_to(np.asarray(value_err, dtype=float), v.shape)
+        e = np.asarray(value_err, dtype=float)
+        if e.shape != v.shape:
+            e = np.broadcast_to(e, v.shape)
     keep = p > 0
     return _moved_up(v[keep], e[keep]), p[keep]
 
