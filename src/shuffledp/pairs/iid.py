@@ -927,9 +927,12 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
         part = np.where(live, raw + err, 0.0)
         main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
         main *= (1.0 + 16.0 * _U) * merge
-        # weights below the normal range (each at most 2.3e-308 of its factor's partner,
-        # which is at most e^λ), times the largest head value m·max v
-        main += (part.size + eb.size) * 2.3e-308 * math.exp(min(lam, 600.0)) * (m * vmax + 1.0)
+        # weights (or products) below the normal range lose at most 2.3e-308 each; a head's
+        # weight multiplies at most m + 1 table entries and a table entry at most (m + 1)
+        # heads, each of the partners at most e^λ (e^{k log(np) − log k!} ≤ e^{np}), and
+        # every value c + v_r k is at most m·max v
+        main += ((part.size + eb.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
+                 * (m * vmax + 1.0))
         # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
         # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
         # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
