@@ -121,3 +121,16 @@ def test_heavy_sums_of_a_curve_run_in_one_call(monkeypatch, kind):
     grid, small = B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)
     B._fdp_cached.cache_clear()
     assert sizes == [int(np.sum(np.abs(grid) < grid.max()))]
+
+
+def test_sparse_sums_threaded_or_not_give_the_same_curve(monkeypatch):
+    from shuffledp.pairs import iid
+
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+    curves = []
+    for lim in (0.0, float("inf")):               # on the pool / one after the other
+        monkeypatch.setattr(iid, "_SPARSE_THREADED", lim)
+        B._fdp_cached.cache_clear()
+        curves.append(B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)[1])
+    B._fdp_cached.cache_clear()
+    assert curves[0].tobytes() == curves[1].tobytes()

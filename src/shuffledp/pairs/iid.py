@@ -448,9 +448,18 @@ def _call(f):
 
 
 def _sparse_jobs(jobs) -> list:
-    """``_sparse_sum`` of each job (v, p, n), side by side on the thread pool (array work
-    on 10⁴–10⁵ counts each, which releases the GIL)."""
-    return pmap(_sparse_job, jobs)
+    """``_sparse_sum`` of each job (v, p, n): side by side on the thread pool where the
+    count tables are large (λ ≥ ``_SPARSE_THREADED``: arrays of 10⁴–10⁵ entries, whose
+    operations release the GIL), one after the other where they are small (a few hundred
+    numpy calls on ~10³ entries each, which hold it). The same values either way."""
+    lam = [job[2] * float(np.sum(job[1][job[0] != 0.0])) for job in jobs]
+    if lam and sorted(lam)[len(lam) // 2] >= _SPARSE_THREADED:
+        return pmap(_sparse_job, jobs)
+    return [_sparse_job(job) for job in jobs]
+
+
+#: Median λ of a batch of sparse sums from which they run on the thread pool.
+_SPARSE_THREADED = 40.0
 
 
 def _sparse_job(job):
