@@ -118,7 +118,7 @@ def test_heavy_sums_of_a_curve_run_in_one_call(monkeypatch, kind):
     run = iid._STEPS[kind]
     monkeypatch.setitem(iid._STEPS, kind, lambda jobs: sizes.append(len(jobs)) or run(jobs))
     B._fdp_cached.cache_clear()
-    grid, small = B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)
+    grid, _ = B._fdp_cached(sd.RandomizedResponse(7.5592, 4), 3666, 1.0, 20, 20.0)
     B._fdp_cached.cache_clear()
     assert sizes == [int(np.sum(np.abs(grid) < grid.max()))]
 

@@ -121,7 +121,7 @@ def _old_fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: b
     Fn.fill(0.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         Fn[sig] = np.exp(logF[keep])
-    Q = np.fft.irfft(Fn, L, out=_scratch("Q", L, L, float) if _scratch_out else None)
+    Q = np.fft.irfft(Fn, L, out=fft._scratch("Q", L, L, float) if _scratch_out else None)
     aFn = np.abs(Fn[sig])
     with np.errstate(under="ignore", over="ignore"):
         G = np.exp(logG_live)
