@@ -383,6 +383,23 @@ def _hull_masses(grid, small):
     return grid[keep], np.maximum(q, 0.0)
 
 
+@functools.lru_cache(maxsize=128)
+def _sparse_curve(mech, n, rate) -> bool:
+    """Whether the blanket's curve at n is summed by the sparse engine (``iid._sparse_sum``):
+    its laws' non-zero atoms and their masses do not depend on ε (only their values do),
+    so one law decides, here at ε = 1 (a law at 0 may have two atoms at 0)."""
+    large = n > CURVE_LARGE_N
+    nu = CURVE_NU_LARGE if large else CURVE_NU
+    for pair in _pairs_cached(mech, rate):
+        got = _hs_atoms(pair, min(1.0, 0.5 * pair.max_log_ratio()))
+        if got is None:
+            return False
+        v, p = iid._prep(*got)
+        if not iid._sparse_first(v, p, int(n), nu, 7.0):
+            return False
+    return True
+
+
 def fdp_pair(proto, points: int | None = None):
     """(losses, log P, log Q, grid) of the finite dominating pair built from the certified
     curve at ``2·points + 1`` values of ε."""
@@ -453,8 +470,13 @@ class BlanketPair:
         # P-mass strictly above each atom, Q-mass strictly below it
         p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
         q_below = np.cumsum(q[order]) - q[order]
+        # A curve of exact sums (``_sparse_curve``) keeps its tails: its far points are the
+        # exact ones, far below the lattice engines' (whose allowances kept those masses
+        # above the threshold), and dropping them would charge as infinite loss, in every
+        # round, mass that sits at a loss within ±ε0 (the loss grid covers that anyway).
+        tail = 0.0 if _sparse_curve(self.mech, self.n, self.rate) else PLD_TAIL
         keep = np.zeros(g.size, dtype=bool)
-        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        keep[order] = (p_above + p[order] > tail) & (q_below + q[order] > tail)
         dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
         lp, lq = lp[keep], lq[keep]
         # The composer charges 1 − ΣP as infinite loss (``pld_fft``: mass not listed), and
