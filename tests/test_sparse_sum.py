@@ -165,3 +165,18 @@ def test_boxed_heads_of_a_100_rr_law_against_the_full_enumeration(eps):
     assert got is not None
     exact = iid.exact_positive_part(vals, probs, n)
     assert exact * (1 - 1e-12) <= got.upper <= exact * (1 + 1e-8)
+
+
+def test_a_sparse_curve_keeps_its_far_tails_in_the_pld_pair():
+    """The exact far points of a sparse curve are small; charging them as infinite loss in
+    every round (the lattice curves' tail rule) raised a composed answer. Here every hull
+    atom is kept and nothing is charged."""
+    mech, n = sd.RandomizedResponse(6.1046, 3), 11094
+    assert blanket._sparse_curve(mech, n, 1.0)
+    assert not blanket._sparse_curve(sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3],
+                                                     [0.25, 0.25, 0.5]]), 10000, 1.0)
+    assert not blanket._sparse_curve(sd.RandomizedResponse(1.0, 4), 2000, 1.0)
+    g, _, _, _ = blanket._fdp(mech, n, 1.0)
+    lp, lq, dropped = blanket.BlanketPair(mech, n).pld_atoms()
+    assert dropped == 0.0
+    assert lp.size >= g.size                      # (plus, possibly, the mass-filling atom)
