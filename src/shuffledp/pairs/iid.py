@@ -29,6 +29,10 @@ arXiv:2504.07414; the hidden-⊥ sampled clone pairs). Steps, each on the safe s
    relative atom errors η enter as (1 + η)^n (all terms of the convolution are
    non-negative products of n atoms).
 
+A sparse law (an atom at 0, at most three others drawn about λ ≤ ``SPARSE_MEAN`` times in
+all) where these steps would take an FFT is summed exactly over its atoms' counts instead
+(``_sparse_sum``: no lattice, Chernoff tails, every rounding charged).
+
 ``positive_part`` returns the certified upper value and the pieces of its error.
 """
 
@@ -239,7 +243,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     ``split``: sum in two stages (blocks of ~√n terms, ``_two_stage``); default when the
     one-stage FFT would be longer than ``SPLIT_MIN_L``. From an FFT length of
     ``TRAPEZOID_MIN_L`` on, the sum is taken by Fourier inversion on the live frequencies
-    instead (``_trapezoid``), with the FFT as the fallback; giving ``split`` (True or
+    instead (``_trapezoid``), with the FFT as the fallback; a sparse law that would take
+    the FFT is summed over its counts (``_sparse_sum``); giving ``split`` (True or
     False) asks for the FFT engine itself. ``positive_parts`` does many at once.
     """
     return run_steps(_positive_part_steps(values, probs, n, value_err=value_err, nu=nu,
