@@ -89,18 +89,22 @@ def test_the_thresholds_decide_the_engine(monkeypatch):
     assert "method" not in iid.positive_part(v, p, 12544, nu=20.0).details
 
 
-def test_curve_scheduling_does_not_change_floats(monkeypatch):
-    """A 3×3 matrix's blanket at n = 1e4 is summed in batches (most laws smooth); summed
-    point by point on the thread pool instead, every point of the curve is the same float."""
-    mech = sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+@pytest.mark.parametrize("mech,n", [
+    (sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]), 10000),
+    (sd.RandomizedResponse(7.5592, 4), 3666),
+])
+def test_curve_scheduling_does_not_change_floats(mech, n):
+    """A blanket curve is summed in batches (the matrix's laws by Fourier inversion, the
+    far-atom 4-RR law's by FFT, its FFTs on the thread pool); summed point by point with
+    ``_max_over_pairs`` instead, every point of the curve is the same float."""
     blanket._fdp_cached.cache_clear()
-    g1, s1 = blanket._fdp_cached(mech, 10000, 1.0, 40, 20.0)
+    grid, small = blanket._fdp_cached(mech, n, 1.0, 40, 20.0)
     blanket._fdp_cached.cache_clear()
-    monkeypatch.setattr(blanket, "_mostly_smooth", lambda *a: False)
-    g2, s2 = blanket._fdp_cached(mech, 10000, 1.0, 40, 20.0)
-    blanket._fdp_cached.cache_clear()
-    assert np.array_equal(g1, g2)
-    assert np.array_equal(s1, s2)
+    pairs = blanket._pairs_cached(mech, 1.0)
+    top = max(p.max_log_ratio() for p in pairs)
+    one = [blanket._max_over_pairs(pairs, n, float(e), 20.0, excess=bool(e < 0))[0]
+           if abs(e) < top else 0.0 for e in grid]
+    assert small.tobytes() == np.array(one).tobytes()
 
 
 def test_sabotaged_atoms_fall_below_the_exact_sum(monkeypatch):
@@ -114,29 +118,3 @@ def test_sabotaged_atoms_fall_below_the_exact_sum(monkeypatch):
     got = iid.positive_part(np.array([a, b]), np.array([p, 1.0 - p]), n, nu=20.0)
     assert got.details.get("method") == "trapezoid"
     assert got.upper < float(_exact_two_atom(a, b, p, n))
-
-
-@pytest.mark.parametrize("mech,n", [
-    (sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]), 10000),
-    (sd.RandomizedResponse(7.5592, 4), 3666),
-    (sd.RandomizedResponse(1.0, 4), 2000),
-])
-def test_curve_scheduling_reads_each_law_as_its_sum_does(mech, n):
-    """``fourier_first_laws`` (one pass over a curve's laws, for scheduling) takes the
-    decision each sum takes on its own prepared atoms (sd and span, law by law)."""
-    pairs = blanket._pairs_cached(mech, 1.0)
-    grid, top = blanket._eps_grid(pairs, n, 40)
-    laws = [a for e in grid if abs(e) < top
-            for a in blanket._pair_atoms(pairs, float(e), bool(e < 0)) if a is not None]
-    got = iid.fourier_first_laws(laws, n, 20.0)
-    want = []
-    for a in laws:
-        v, p = iid._prep(*a)
-        if np.max(v) <= 0.0:
-            continue                              # no sum: not scheduled
-        m = float(np.sum(p * v))
-        var = float(np.sum(p * (v - m) ** 2))
-        s = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
-        want.append(iid.fourier_first(n, 20.0, span_sds=iid._span_sds(v, s)))
-    assert got.tolist() == want
-    assert len(set(want)) >= 1 and len(want) > 10

@@ -185,7 +185,16 @@ def _forward(q, in_err: float, L: int, slot: str | None = None):
 
 
 def _live(absFs, epss, ns):
-    """(frequencies k with log G_k = Σ_i n_i·log x_ik > −746, log G there), x_ik = |F̂_ik| + ε_i.
+    """(frequencies k with log G_k = Σ_i n_i·log x_ik > −746, log G there), x_ik = |F̂_ik| + ε_i
+    (``_live_sel`` with the index array written out)."""
+    sel, logG = _live_sel(absFs, epss, ns)
+    return (np.arange(absFs[0].size) if sel is None else sel), logG
+
+
+def _live_sel(absFs, epss, ns):
+    """``_live`` with None for "every frequency" (the common case of a spiky law: its n-th
+    power is alive everywhere), so that the caller reads whole arrays instead of gathering
+    copies of them; the values are the same.
 
     The same values as computing log G at every frequency, with the logarithms taken only
     where they can matter: a frequency passes a prefilter when each x_ik exceeds
@@ -207,15 +216,32 @@ def _live(absFs, epss, ns):
             m = a > thr - e
             mask = m if mask is None else np.logical_and(mask, m, out=mask)
         idx = np.flatnonzero(mask)
+        if idx.size == mask.size:
+            idx = None
     else:                       # a zero or non-finite spectrum: every frequency, as it is
-        idx = np.arange(absFs[0].size)
+        idx = None
     logG = None
     with np.errstate(divide="ignore", invalid="ignore"):
         for a, e, n in zip(absFs, epss, ns):
-            lg = np.log(a[idx] + e)
+            lg = np.log(_at(a, idx) + e)
             logG = n * lg if logG is None else logG + n * lg
     ok = logG > -746.0
-    return idx[ok], logG[ok]
+    if ok.all():
+        return idx, logG
+    sel = np.flatnonzero(ok)
+    return (sel if idx is None else idx[sel]), logG[ok]
+
+
+def _at(a, idx):
+    """a[idx], or a itself for idx None (every index: the same values without a copy)."""
+    return a if idx is None else a[idx]
+
+
+def _compose(outer, inner):
+    """outer[inner] for index arrays, where None stands for every index."""
+    if inner is None:
+        return outer
+    return inner if outer is None else outer[inner]
 
 
 def fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: bool = False):
@@ -261,11 +287,13 @@ def fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: bool =
     # Where log G_k < −746, G_k = e^{log G_k} is exactly 0 in floating point: no power is
     # kept there (|F̂|^n ≤ G) and nothing is charged. Everything below runs on the other
     # frequencies only — once n is large, a small fraction of them.
-    live, logG_live = _live(absFs, epss, [p[1] for p in parts])
+    live, logG_live = _live_sel(absFs, epss, [p[1] for p in parts])
+    # ``live`` None: every frequency (then whole arrays are read, not gathered copies); the
+    # positions below (cand_l, sig_l: into the live frequencies) likewise.
     rough = None
     pert_sum = None
     for F, absF, eps_i, (_, n, _) in zip(Fs, absFs, epss, parts):
-        a_l = absF[live]
+        a_l = _at(absF, live)
         with np.errstate(divide="ignore", invalid="ignore"):
             la = np.log(a_l)
         rough = n * la if rough is None else rough + n * la
@@ -275,30 +303,40 @@ def fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: bool =
     # The complex logs (the accurate log|F̂| near |F̂| = 1, and the phase) only where the
     # power can be kept. The margin covers the difference between log(abs(F̂)) and the
     # complex log's real part.
-    cand_l = np.flatnonzero(rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts))
-    cand = live[cand_l]
-    logF = np.zeros(cand.size, dtype=complex)
+    cand_m = rough > -_DROP - 1.0 - 1e-6 * sum(n for _, n, _ in parts)
+    cand_l = None if cand_m.all() else np.flatnonzero(cand_m)
+    cand = _compose(live, cand_l)
+    n_cand = rough.size if cand_l is None else cand_l.size
+    logF = np.zeros(n_cand, dtype=complex)
     logabs_i = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for i, (F, (_, n, _)) in enumerate(zip(Fs, parts)):
             memo = _clog[i] if _clog is not None else None
-            lf = memo.log(cand) if memo is not None else np.log(F[cand])
+            if memo is not None:
+                lf = memo.log(np.arange(F.size) if cand is None else cand)
+            else:
+                lf = np.log(_at(F, cand))
             logF += n * lf
             logabs_i.append(lf.real)             # log|F̂_i| (−inf where F̂_i = 0)
-    keep = logF.real > -_DROP
-    sig_l = cand_l[keep]                         # kept components, as positions in ``live``
-    sig = cand[keep]                             # … and as frequencies
-    logabs_i = [la[keep] for la in logabs_i]
+    keep_m = logF.real > -_DROP
+    keep = None if keep_m.all() else np.flatnonzero(keep_m)
+    sig_l = _compose(cand_l, keep)               # kept components, as positions in ``live``
+    sig = _compose(live, sig_l)                  # … and as frequencies
+    if keep is not None:
+        logabs_i = [la[keep] for la in logabs_i]
     Fn = _scratch("Fn", L, absFs[0].size, complex)
-    Fn.fill(0.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Fn[sig] = np.exp(logF[keep])
+        if sig is None:
+            np.exp(logF, out=Fn)
+        else:
+            Fn.fill(0.0)
+            Fn[sig] = np.exp(_at(logF, keep))
     Q = np.fft.irfft(Fn, L, out=_scratch("Q", L, L, float) if _scratch_out else None)
-    aFn = np.abs(Fn[sig])
+    aFn = np.abs(_at(Fn, sig))
     with np.errstate(under="ignore", over="ignore"):
         G = np.exp(logG_live)
     pert = G * pert_sum
-    pert_l2 = math.sqrt(float(np.sum(pert[sig_l] ** 2)))
+    pert_l2 = math.sqrt(float(np.sum(_at(pert, sig_l) ** 2)))
     if len(parts) == 1 and parts[0][2] == 0.0:
         q, n, _ = parts[0]
         qa = np.asarray(q, dtype=float)
@@ -306,16 +344,20 @@ def fft_power_product(parts, L: int, _fwd=None, _clog=None, _scratch_out: bool =
         grow = math.exp((n - 1) * math.log(float(absFs[0].max()) + e_norm)) if n > 1 else 1.0
         pert_l2 = min(pert_l2, n * e_norm * grow)
     # powers' rounding: exp(Σ n_i log F_i) — each log carries ≤ ~4u(|log|F|| + π + 1)
-    rnd = np.zeros(int(sig_l.size))
+    rnd = np.zeros(aFn.size)
     for (q, n, _), la in zip(parts, logabs_i):
         rnd += 4.0 * _U * (n * (np.abs(la) + math.pi + 1.0) + 2.0)
     pow_round = aFn * (rnd + 2.0 * _U * len(parts))
     # dropped components (|exact| ≤ G_k) and the non-significant ones' perturbation
-    rest = np.ones(live.size, dtype=bool)
-    rest[sig_l] = False
-    dropped = G[rest] * (1.0 + pert_sum[rest])
+    if sig_l is None:
+        dropped_l2 = 0.0                         # none: every live component is kept
+    else:
+        rest = np.ones(G.size, dtype=bool)
+        rest[sig_l] = False
+        dropped = G[rest] * (1.0 + pert_sum[rest])
+        dropped_l2 = math.sqrt(float(np.sum(dropped * dropped)))
     spec_err = (pert_l2 + math.sqrt(float(np.sum(pow_round * pow_round)))
-                + math.sqrt(float(np.sum(dropped * dropped))))
+                + dropped_l2)
     time_err = math.sqrt(2.0) * spec_err / math.sqrt(L)
     inv_err = cf * math.sqrt(2.0) * math.sqrt(float(np.sum(aFn * aFn))) / math.sqrt(L) * 1.01
     return Q, 2.0 * (time_err + inv_err)

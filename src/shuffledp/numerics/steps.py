@@ -24,9 +24,13 @@ def run_steps(gen, runners):
         return stop.value
 
 
-def run_steps_many(gens, runners) -> list:
+def run_steps_many(gens, runners, defer=()) -> list:
     """The values of many step generators, run side by side: the pieces of work they ask for
-    at the same step are done in one call of their kind's runner."""
+    at the same step are done in one call of their kind's runner. Pieces of a kind in
+    ``defer`` wait until no other kind is pending, so that they come in as few calls as
+    possible (the FFT sums, run on the thread pool: one call with every curve point's sum
+    instead of a few at each round of the tilt searches). Each generator's own steps keep
+    their order, so the values are the same."""
     out = [None] * len(gens)
     pending = {}
     for i, g in enumerate(gens):
@@ -36,11 +40,17 @@ def run_steps_many(gens, runners) -> list:
             out[i] = stop.value
     while pending:
         sent = {}
-        for kind, run in runners.items():
+        for job in pending.values():
+            if job[0] not in runners:
+                raise KeyError(f"no runner for the step kind {job[0]!r}")
+        now = [k for k in runners if k not in defer]
+        if not any(job[0] in now for job in pending.values()):
+            now = list(runners)
+        for kind in now:
             idx = [i for i, job in pending.items() if job[0] == kind]
             if idx:
-                sent.update(zip(idx, run([pending[i][1] for i in idx])))
-        pending = {}
+                sent.update(zip(idx, runners[kind]([pending[i][1] for i in idx])))
+        pending = {i: job for i, job in pending.items() if i not in sent}
         for i, r in sent.items():
             try:
                 pending[i] = gens[i].send(r)

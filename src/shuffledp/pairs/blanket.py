@@ -79,18 +79,18 @@ def blanket_pairs(proto) -> tuple:
     return _pairs_cached(mech, rate)
 
 
-def _hs_atoms(pair, eps):
+def _hs_atoms(pair, eps, top=None):
     """(values, probs, errors) of the summand whose positive part, /n, is H_{e^ε}(P̂‖Q̂)
-    (ε ≥ 0), or None where H is 0."""
-    if eps >= pair.max_log_ratio():
+    (ε ≥ 0), or None where H is 0. ``top``: the pair's ``max_log_ratio()`` if known."""
+    if eps >= (pair.max_log_ratio() if top is None else top):
         return None
     return pair.atoms(eps)
 
 
-def _excess_atoms(pair, eps):
+def _excess_atoms(pair, eps, top=None):
     """Same for R = H_{e^ε}(P̂‖Q̂) − (1 − e^ε) = E[(e^ε V − U)_+]/n (ε ≤ 0), taken directly (no
     subtraction of nearly equal numbers)."""
-    if -eps >= pair.max_log_ratio():
+    if -eps >= (pair.max_log_ratio() if top is None else top):
         return None
     t = math.exp(eps)
     vals = np.append(t * pair.b - pair.a, 0.0)
@@ -104,8 +104,13 @@ def _excess_atoms(pair, eps):
 CHERNOFF_ENOUGH = 1e-40
 
 
-def _pair_atoms(pairs, eps, excess):
-    return [(_excess_atoms if excess else _hs_atoms)(p, eps) for p in pairs]
+def _pair_atoms(pairs, eps, excess, tops=None):
+    """Every pair's summand at ε (``tops``: the pairs' ``max_log_ratio()``, computed once
+    for a whole curve)."""
+    f = _excess_atoms if excess else _hs_atoms
+    if tops is None:
+        return [f(p, eps) for p in pairs]
+    return [f(p, eps, t) for p, t in zip(pairs, tops)]
 
 
 def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
@@ -322,34 +327,18 @@ def _fdp_cached(mech, n, rate, points, nu):
     # Store R(t) = H(t) − (1 − t) for t ≤ 1 and H(t) for t ≥ 1 (the small quantity each side).
     small = np.zeros(grid.size)
     todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
-    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0)) for i in todo]
+    tops = [p.max_log_ratio() for p in pairs]
+    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0), tops) for i in todo]
     # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat
 
-    if iid.fourier_first(n, nu) or _mostly_smooth(atoms, n, nu):
-        # Sums by Fourier inversion (a few hundred nodes each, Python-bound): every point's
-        # next sum in one batch of node bands. (Either way each sum chooses its engine
-        # itself and its floats are the same; this only decides how they are scheduled.)
-        small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
-        return grid, small
-
-    def point(r):
-        e = float(grid[todo[r]])
-        return _max_over_pairs(pairs, n, e, nu, excess=bool(e < 0), atoms=atoms[r],
-                               cher=list(cher[r]))[0]
-
-    # The points are independent certified sums (FFT-bound): side by side on a few threads.
-    small[todo] = pmap(point, range(len(todo)))
+    # Every point's next exact sum in one batch (``iid.positive_parts``): the Fourier
+    # inversions' node bands and the tilt searches in shared arrays, the FFT sums side by
+    # side on the thread pool (``iid._fft_jobs``). Each sum chooses its engine itself and
+    # its floats are the same as point by point.
+    small[todo] = _max_over_pairs_many(n, nu, atoms, [list(c) for c in cher])
     return grid, small
-
-
-def _mostly_smooth(atoms, n, nu) -> bool:
-    """Whether most of a curve's sums take the Fourier inversion below the length where
-    every law does (``iid.fourier_first_laws``): the curve is then summed in batches, else
-    point by point on the thread pool (FFT-bound sums)."""
-    first = iid.fourier_first_laws([a for row in atoms for a in row], n, nu)
-    return first.size > 0 and 2 * int(first.sum()) >= first.size
 
 
 def _point_masses(g, t, sm):
@@ -358,7 +347,6 @@ def _point_masses(g, t, sm):
     H-form. A segment crossing t = 1 (the hull dropped the point ε = 0) takes its slope in
     H-form from H = R + (1 − t) at its left end; differencing the stored R there directly
     against H at the right end would mis-state that slope by (1 − t)/Δt."""
-    m = g.size
     dt = np.diff(t)
     ds = np.diff(sm) / dt
     is_r = g[1:] <= 0.0                        # segment i = [i, i+1] lies in t ≤ 1
@@ -366,21 +354,16 @@ def _point_masses(g, t, sm):
     if np.any(cross):
         h_left = sm[:-1][cross] - np.expm1(g[:-1][cross])
         ds[cross] = (sm[1:][cross] - h_left) / dt[cross]
-    # slope of H on each side of each point, expressed so that differences stay accurate
-    q = np.empty(m)
-    for i in range(m):
-        if i == 0:
-            left_r, left = True, 0.0            # H = 1 − t before the first point
-        else:
-            left_r, left = bool(is_r[i - 1]), ds[i - 1]
-        if i == m - 1:
-            right_r, right = False, 0.0         # H = 0 after the last point
-        else:
-            right_r, right = bool(is_r[i]), ds[i]
-        if left_r == right_r:
-            q[i] = right - left
-        else:                                   # R-form on the left, H-form on the right
-            q[i] = right + 1.0 - left
+    # slope of H on each side of each point, expressed so that differences stay accurate:
+    # left of the first point H = 1 − t (R-form, slope 0), right of the last H = 0 (H-form,
+    # slope 0). The same operations point by point as a loop over the points, in arrays.
+    left_r = np.concatenate(([True], is_r))
+    right_r = np.concatenate((is_r, [False]))
+    left = np.concatenate(([0.0], ds))
+    right = np.concatenate((ds, [0.0]))
+    q = right - left
+    mixed = left_r != right_r                   # R-form on the left, H-form on the right
+    q[mixed] = right[mixed] + 1.0 - left[mixed]
     return q
 
 
@@ -400,6 +383,23 @@ def _hull_masses(grid, small):
     return grid[keep], np.maximum(q, 0.0)
 
 
+@functools.lru_cache(maxsize=128)
+def _sparse_curve(mech, n, rate) -> bool:
+    """Whether the blanket's curve at n is summed by the sparse engine (``iid._sparse_sum``):
+    its laws' non-zero atoms and their masses do not depend on ε (only their values do),
+    so one law decides, here at ε = 1 (a law at 0 may have two atoms at 0)."""
+    large = n > CURVE_LARGE_N
+    nu = CURVE_NU_LARGE if large else CURVE_NU
+    for pair in _pairs_cached(mech, rate):
+        got = _hs_atoms(pair, min(1.0, 0.5 * pair.max_log_ratio()))
+        if got is None:
+            return False
+        v, p = iid._prep(*got)
+        if not iid._sparse_first(v, p, int(n), nu, 7.0):
+            return False
+    return True
+
+
 def fdp_pair(proto, points: int | None = None):
     """(losses, log P, log Q, grid) of the finite dominating pair built from the certified
     curve at ``2·points + 1`` values of ε."""
@@ -410,14 +410,23 @@ def _fdp(mech, n, rate, points: int | None = None):
     large = n > CURVE_LARGE_N
     if points is None:
         points = CURVE_POINTS_LARGE if large else CURVE_POINTS
-    grid, small = _fdp_cached(mech, n, rate, int(points),
-                              CURVE_NU_LARGE if large else CURVE_NU)
+    return _fdp_hull(mech, n, rate, int(points), CURVE_NU_LARGE if large else CURVE_NU)
+
+
+@functools.lru_cache(maxsize=32)
+def _fdp_hull(mech, n, rate, points, nu):
+    """``_fdp``'s pair, kept with its curve: the PLD and RDP views and the order search ask
+    for it many times per question (the hull is ~30 passes over the curve). Read-only
+    arrays, the same for every caller."""
+    grid, small = _fdp_cached(mech, n, rate, points, nu)
     g, q = _hull_masses(grid, small)
     live = q > 0
     g, q = g[live], q[live]
     with np.errstate(divide="ignore"):
         lq = np.log(q)
     lp = lq + g
+    for a in (g, lp, lq):
+        a.setflags(write=False)
     return g, lp, lq, grid
 
 
@@ -461,8 +470,13 @@ class BlanketPair:
         # P-mass strictly above each atom, Q-mass strictly below it
         p_above = np.cumsum(p[order][::-1])[::-1] - p[order]
         q_below = np.cumsum(q[order]) - q[order]
+        # A curve of exact sums (``_sparse_curve``) keeps its tails: its far points are the
+        # exact ones, far below the lattice engines' (whose allowances kept those masses
+        # above the threshold), and dropping them would charge as infinite loss, in every
+        # round, mass that sits at a loss within ±ε0 (the loss grid covers that anyway).
+        tail = 0.0 if _sparse_curve(self.mech, self.n, self.rate) else PLD_TAIL
         keep = np.zeros(g.size, dtype=bool)
-        keep[order] = (p_above + p[order] > PLD_TAIL) & (q_below + q[order] > PLD_TAIL)
+        keep[order] = (p_above + p[order] > tail) & (q_below + q[order] > tail)
         dropped = max(float(np.sum(p[~keep])), float(np.sum(q[~keep])))
         lp, lq = lp[keep], lq[keep]
         # The composer charges 1 − ΣP as infinite loss (``pld_fft``: mass not listed), and

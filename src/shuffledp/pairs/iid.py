@@ -29,17 +29,23 @@ arXiv:2504.07414; the hidden-⊥ sampled clone pairs). Steps, each on the safe s
    relative atom errors η enter as (1 + η)^n (all terms of the convolution are
    non-negative products of n atoms).
 
+A sparse law (an atom at 0, at most three others drawn about λ ≤ ``SPARSE_MEAN`` times in
+all) where these steps would take an FFT is summed exactly over its atoms' counts instead
+(``_sparse_sum``: no lattice, Chernoff tails, every rounding charged).
+
 ``positive_part`` returns the certified upper value and the pieces of its error.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._parallel import pmap
 from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
                        next_fast_len, run_steps, run_steps_many)
 from ..numerics import lattice_fourier as _lf
@@ -68,7 +74,7 @@ def _prep(values, probs, value_err):
     if v.shape != p.shape or v.size == 0:
         raise ValueError(f"values and probs must be non-empty arrays of equal length; got "
                          f"{v.size} and {p.size}")
-    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(p))) or np.any(p < 0):
+    if not (np.isfinite(v).all() and np.isfinite(p).all()) or (p < 0).any():
         raise ValueError("values must be finite and probs finite and >= 0")
     s = float(p.sum())
     if not 0.999999 <= s <= 1.000001:
@@ -76,7 +82,9 @@ def _prep(values, probs, value_err):
     if value_err is None:
         e = np.zeros_like(v)
     else:
-        e = np.broadcast_to(np.asarray(value_err, dtype=float), v.shape)
+        e = np.asarray(value_err, dtype=float)
+        if e.shape != v.shape:
+            e = np.broadcast_to(e, v.shape)
     keep = p > 0
     return _moved_up(v[keep], e[keep]), p[keep]
 
@@ -235,7 +243,8 @@ def positive_part(values, probs, n: int, *, value_err=None, nu: float | None = N
     ``split``: sum in two stages (blocks of ~√n terms, ``_two_stage``); default when the
     one-stage FFT would be longer than ``SPLIT_MIN_L``. From an FFT length of
     ``TRAPEZOID_MIN_L`` on, the sum is taken by Fourier inversion on the live frequencies
-    instead (``_trapezoid``), with the FFT as the fallback; giving ``split`` (True or
+    instead (``_trapezoid``), with the FFT as the fallback; a sparse law that would take
+    the FFT is summed over its counts (``_sparse_sum``); giving ``split`` (True or
     False) asks for the FFT engine itself. ``positive_parts`` does many at once.
     """
     return run_steps(_positive_part_steps(values, probs, n, value_err=value_err, nu=nu,
@@ -248,7 +257,7 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
     return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets], _STEPS)
+                           for v, p, e in atom_sets], _STEPS, defer=_DEFER)
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
@@ -266,6 +275,10 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         return SumBound(float(np.sum(p * np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
     if math.comb(n + v.size - 1, n) <= ENUMERATE_MAX:
         return _enumerated(v, p, n)
+    if not _inner and split is None and _sparse_first(v, p, n, nu, sds):
+        got = yield ("sparse", (v, p, n))
+        if got is not None:
+            return got
     mean = float(np.sum(p * v))
     if mean > 0.0 and not _inner:
         # E S_+ = E S + E (−S)_+; E S rounded up. (Once only: with a mean of ~0, the
@@ -343,43 +356,49 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
             return SumBound(float(ch), {"method": "chernoff", "lattice_step": h,
                                         "reason": "the Fourier inversion declined past "
                                                   f"n = {FFT_MAX_N:.0e} (no FFT there)"})
-    phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
-    lM = log_mgf(phi)
-    lqt = np.where(live, lq + phi * j - lM, -np.inf)
-    qt = np.exp(lqt)
-    mu_t = float(np.sum(qt * j))
-    sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
+    # ---- 3.–5. the FFT engine, as a step of its own (``_fft_jobs``): a batch of sums
+    # (``positive_parts``) runs its FFTs side by side on the thread pool. The closure
+    # computes what the code did in line here, on whichever thread runs it.
+    def fft_sum():
+        phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
+        lM = log_mgf(phi)
+        lqt = np.where(live, lq + phi * j - lM, -np.inf)
+        qt = np.exp(lqt)
+        mu_t = float(np.sum(qt * j))
+        sd_t = math.sqrt(max(float(np.sum(qt * (j - mu_t) ** 2)), 1e-300))
 
-    # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
-    rel = _atoms_rel(n, phi, j[live], lM)
+        # relative atom errors (tilted atoms, log M) enter as (1 + η)^n
+        rel = _atoms_rel(n, phi, j[live], lM)
 
-    # ---- 3. window and FFT power ------------------------------------------------------------
-    c = n * mu_t
-    w = sds * math.sqrt(n) * sd_t + K
-    if split:
-        return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
-    s_lo, L = _window(c, w, 2 * K, n)
-    s_hi = s_lo + L - 1
-    # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
-    Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
-    # position s sits at index (s − n·lo) mod L
-    main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
+        # ---- 3. window and FFT power ------------------------------------------------------------
+        c = n * mu_t
+        w = sds * math.sqrt(n) * sd_t + K
+        if split:
+            return _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu_eff, log_mgf, rel)
+        s_lo, L = _window(c, w, 2 * K, n)
+        s_hi = s_lo + L - 1
+        # (Q is a per-thread work array: _weighted_sum is done with it before the next FFT)
+        Q, fft_err_l2 = fft_power_product([(qt, n)], L, _scratch_out=True)
+        # position s sits at index (s − n·lo) mod L
+        main, beyond_cut, wnorm = _weighted_sum(Q, n * lo, L, s_hi, h, phi)
 
-    # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
-    fft_err = wnorm * fft_err_l2
+        # ---- 5. a-posteriori floating-point allowance (numerics.fft_power) ---------------
+        fft_err = wnorm * fft_err_l2
 
-    # ---- 4. Chernoff tail beyond the window ---------------------------------------------
-    psis = _psi_grid(sd_t)
-    lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (s_hi + 1)))
-    tail = _max_weight(h, phi, s_hi) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
+        # ---- 4. Chernoff tail beyond the window ---------------------------------------------
+        psis = _psi_grid(sd_t)
+        lt = float(np.min(n * (log_mgf(phi + psis) - lM) - psis * (s_hi + 1)))
+        tail = _max_weight(h, phi, s_hi) * math.exp(min(lt, 0.0)) if lt > -745 else 0.0
 
-    log_scale = n * lM
-    upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut) * (1.0 + rel))
-    det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
-           "window_sds": float(sds), "log_scale": log_scale, "main": main,
-           "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
-           "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
-    return SumBound(upper, det)
+        log_scale = n * lM
+        upper = _scaled_upper(log_scale, (main + fft_err + tail + beyond_cut) * (1.0 + rel))
+        det = {"lattice_step": h, "nu": float(nu), "tilt": phi / h, "fft_length": L,
+               "window_sds": float(sds), "log_scale": log_scale, "main": main,
+               "fft_error": fft_err, "tail": tail, "relative_rounding": rel,
+               "certified_relative_error": (fft_err + tail) / main + rel if main > 0 else math.inf}
+        return SumBound(upper, det)
+
+    return (yield ("fft", fft_sum))
 
 
 def _dmeans(jobs) -> list:
@@ -422,8 +441,40 @@ def _tilt_root(lql, jl, b):
             return stop.value
 
 
+def _fft_jobs(jobs) -> list:
+    """The FFT engine's sums (each a closure of ``_positive_part_steps``: tilted atoms, one
+    FFT power or two stages, weighted sum, tail) side by side on the thread pool: numpy's
+    FFTs and large array operations release the GIL, and each job's floats are its own."""
+    return pmap(_call, jobs)
+
+
+def _call(f):
+    return f()
+
+
+def _sparse_jobs(jobs) -> list:
+    """``_sparse_sum`` of each job (v, p, n): side by side on the thread pool where the
+    count tables are large (λ ≥ ``_SPARSE_THREADED``: arrays of 10⁴–10⁵ entries, whose
+    operations release the GIL), one after the other where they are small (a few hundred
+    numpy calls on ~10³ entries each, which hold it). The same values either way."""
+    lam = [job[2] * float(np.sum(job[1][job[0] != 0.0])) for job in jobs]
+    if lam and sorted(lam)[len(lam) // 2] >= _SPARSE_THREADED:
+        return pmap(_sparse_job, jobs)
+    return [_sparse_job(job) for job in jobs]
+
+
+#: Median λ of a batch of sparse sums from which they run on the thread pool.
+_SPARSE_THREADED = 40.0
+
+
+def _sparse_job(job):
+    return _sparse_sum(*job)
+
+
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "dmean": _dmeans}
+_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
+#: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
+_DEFER = ("fft", "sparse")
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
@@ -452,32 +503,6 @@ def _smooth_span_max(n: int) -> float:
 def _span_sds(v, sd: float) -> float:
     """The atoms' span in standard deviations of the law (``_fourier``'s smoothness test)."""
     return float(np.max(v) - np.min(v)) / sd if sd > 0.0 else math.inf
-
-
-def fourier_first_laws(atom_sets, n: int, nu: float | None = None) -> np.ndarray:
-    """``fourier_first`` with each law's span, for the sets of ``atom_sets`` (values,
-    probs, value_err; None: no atoms) that have a positive atom (the others are no sums),
-    from the atoms as the sums prepare them (``_prep_rows``), all in one pass. For
-    scheduling a batch of sums only: each sum still decides its own engine (a law within
-    rounding of the threshold may be scheduled either way)."""
-    got = _prep_rows(atom_sets)
-    if got is None:
-        return np.zeros(0, dtype=bool)
-    _, V, LP, _ = got
-    valid = np.isfinite(LP)
-    P = np.exp(LP)
-    mean = np.sum(P * V, axis=1)
-    var = np.sum(P * (V - mean[:, None]) ** 2, axis=1)
-    sd = np.where(var > 0, np.sqrt(var), np.max(np.where(valid, np.abs(V), 0.0), axis=1))
-    span = (np.max(np.where(valid, V, -np.inf), axis=1)
-            - np.min(np.where(valid, V, np.inf), axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        span_sds = np.where(sd > 0, span / sd, np.inf)
-    if fourier_first(n, nu):                        # every law, whatever its span
-        return np.ones(span_sds.size, dtype=bool)
-    if not fourier_first(n, nu, span_sds=0.0):      # no law at this length
-        return np.zeros(span_sds.size, dtype=bool)
-    return span_sds <= _smooth_span_max(n)
 
 
 def fourier_first(n: int, nu: float | None = None, sds: float = 7.0,
@@ -704,6 +729,248 @@ def _two_stage(qt, lo, n, phi, lM, h, mu_t, sd_t, sds, nu, log_mgf, rel):
            "certified_relative_error": ((fft_err + tail + out + beyond_cut) / main + rel
                                         if main > 0 else math.inf)}
     return SumBound(upper, det)
+
+
+#: The sparse engine (``_sparse_sum``) takes a law with one atom exactly 0 and at most
+#: ``SPARSE_ATOMS`` others whose total mass p is at most ``SPARSE_MEAN``/n (so that the
+#: number of non-zero draws, Bin(n, p), has mean at most that) — where the lattice engines
+#: would take the FFT (a spiky law at a few thousand terms: k-RR at large ε0).
+SPARSE_ATOMS = 3
+SPARSE_MEAN = 160.0
+#: Relative error bound of numpy's float64 log and log1p (≤ 4 units in the last place, with
+#: a margin over the ≤ 1-ulp implementations).
+_LOG_ERR = 4.0 * _U
+#: Largest total count m it enumerates to (C(m + r, r) count vectors).
+_SPARSE_M_MAX = 640
+#: The tail beyond m is at most this fraction of the enumerated sum (else m grows).
+_SPARSE_TAIL = 1e-9
+
+
+def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
+    """Whether ``positive_part`` tries ``_sparse_sum`` before a lattice: the law is sparse
+    (see ``SPARSE_MEAN``) and the lattice engines would take an FFT for it."""
+    zero = v == 0.0
+    if not zero.any() or v.size - int(np.count_nonzero(zero)) > SPARSE_ATOMS:
+        return False
+    if n * float(np.sum(p[~zero])) > SPARSE_MEAN:
+        return False
+    mean = float(np.sum(p * v))
+    var = float(np.sum(p * (v - mean) ** 2))
+    sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    return not _fourier(n, _engine(n, nu, sds, None)[1], sds, _span_sds(v, sd))
+
+
+@functools.lru_cache(maxsize=64)
+def _head_vectors(bounds: tuple, m: int):
+    """The count vectors (k_1 … k_h) with k_i ≤ bounds[i] and total ≤ m, as an (h, N)
+    array (lexicographic), and their totals; h = 0: the empty vector."""
+    if not bounds:
+        return np.zeros((0, 1), dtype=np.intp), np.zeros(1, dtype=np.intp)
+    g = np.indices(tuple(b + 1 for b in bounds)).reshape(len(bounds), -1)
+    tot = g.sum(axis=0)
+    keep = tot <= m
+    k = np.ascontiguousarray(g[:, keep].astype(np.intp))
+    t = tot[keep].astype(np.intp)
+    k.setflags(write=False)
+    t.setflags(write=False)
+    return k, t
+
+
+def _count_tail(n: int, p: float, b: int) -> float:
+    """An upper bound on Pr[Bin(n − 1, p) ≥ b] (Chernoff at its minimising θ, each log with
+    a relative slack of 1e-9): 1 where b is not past the mean, 0 where b > n − 1."""
+    if b > n - 1:
+        return 0.0
+    if b <= p * (n - 1) or b == n - 1:
+        return 1.0
+    eth = b * (1.0 - p) / (p * (n - 1 - b))
+    a, c = b * math.log(eth), (n - 1) * math.log1p(p * (eth - 1.0))
+    # (+ 4nu: the given masses sum to 1 within a few ulps)
+    lt = -a + c + 1e-9 * (abs(a) + abs(c)) + 1e-12 + 4.0 * n * _U
+    return math.exp(lt) if lt < 0.0 else 1.0
+
+
+def _sparse_sum(v, p, n: int, m: int | None = None):
+    r"""Certified E[(G_1 + … + G_n)_+] of a sparse law, summed over the counts of its
+    non-zero atoms (no lattice, no FFT): None where the counts would be too many.
+
+    The law has an atom at exactly 0 (mass p_0; several are merged) and r ≤
+    ``SPARSE_ATOMS`` others v_1 … v_r (masses p_i, P = Σ p_i). With counts k_i of the
+    non-zero atoms and K = Σ k_i,
+    E[S_+] = Σ_k n!/((n − K)! Π k_i!) · p_0^{n−K} Π p_i^{k_i} · (Σ k_i v_i)_+,
+    taken exactly over every k with K ≤ m and each head count (below) within a box
+    k_i ≤ b_i, plus a bound on the rest: S_+ ≤ Σ_j k_j v_j over the positive atoms, and
+    E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m], E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i)
+    ≥ b], E[k_j; k_i > b] ≤ n p_j/(1 − p_i)·Pr[Bin(n, p_i) > b] (j ≠ i), each tail by
+    Chernoff at its minimising θ (``_count_tail``). m starts past the count's mean by 6
+    standard deviations (or at ``m``), the boxes by 7, and they grow until the tail is at
+    most ``_SPARSE_TAIL`` of the sum.
+
+    The first r − 1 counts are enumerated (the "heads": c = Σ_{i<r} k_i v_i, head total T),
+    the last atom (the likeliest) is summed in closed form. With u_k the weight of k_r = k
+    given the head and F the running sums of u_k: for v_r < 0 the positive terms are
+    k ≤ t = ⌊c/|v_r|⌋ and Σ_{k≤t} u_k (c − |v_r| k) = |v_r|·Σ_{i<t} F_i + (c − |v_r| t)·F_t;
+    for v_r > 0 the terms k ≥ ⌈−c/v_r⌉, mirrored with the sums from the end. Every term of
+    these is ≥ 0 (the remainder lies in [0, |v_r|)), so relative errors of the weights and
+    of the running sums of running sums (≤ 2mu) are relative errors of the value. A
+    remainder below 0 (t one past the bound by rounding) is dropped, which only adds; a
+    term left out the other way is at most 4u(|c| + |v_r|(t + 1)) times the next running
+    sum, added per head; c is rounded up by its error bound 4u·Σ|k_i v_i| first.
+
+    Weights are products e^a·e^b: a = Σ_{i<r} (k_i log(np_i) − log k_i!) per head,
+    b = log(n!/((n − K)! n^K)) + (n − K) log p_0 + k log(np_r) − log k! per (T, k), from
+    running sums of logarithms. Each log-weight is rounded up by a bound on its own error
+    before the exponential (a running sum of same-sign terms errs by ≤ (4 + K)u of itself,
+    a log by ≤ 4u, every other operation by u of its result), 16u for the two exponentials
+    and their product; the heads' sum of non-negative terms errs by < (N + 8)u relative.
+    Weights below the normal range are charged at the smallest normal number each.
+    Values are moved up by their errors beforehand (``_prep``); the probabilities are those
+    given, as for the lattice engines. Exact but for rounding: at or below the lattice
+    engines' values (a lattice spread is larger in convex order), never below E[S_+].
+    """
+    zero = v == 0.0
+    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
+    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
+    p0 = float(np.sum(p[zero]))
+    merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
+    vn, pn = v[~zero], p[~zero]
+    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
+    vn, pn = vn[order], pn[order]
+    r = int(vn.size)
+    P = float(np.sum(pn))
+    lam = n * P
+    vmax = float(np.max(vn))
+    if vmax <= 0.0:
+        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
+    if m is None:
+        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
+    m = n if m >= n - 1 else m
+    lp0 = math.log(p0)
+    logn = math.log(n)
+    lnp = np.log(pn) + logn                      # log(n p_i)
+    ar = float(vn[-1])
+    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
+    w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
+    # each head count's box: past its mean by 7 standard deviations (plus 12)
+    boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0) for pi in pn[:-1]]
+    lp0_err = _LOG_ERR * abs(lp0)
+    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
+    while True:
+        # log-weights and, alongside, an upper bound on each one's rounding error (added
+        # before the exponential: every weight is rounded up)
+        j = np.arange(m + 1, dtype=float)
+        terms = np.log1p(-j[:m] / n)
+        lfall = np.zeros(m + 1)                  # log n!/(n − K)! − K log n (≤ 0)
+        np.cumsum(terms, out=lfall[1:])
+        lfact = np.zeros(m + 1)                  # log k!
+        np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
+        # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
+        # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
+        # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
+        x = j[:m] / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
+        e_terms = np.zeros(m + 1)
+        np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
+        e_fall = e_terms + j * _U * np.abs(lfall)
+        e_fact = (_LOG_ERR + j * _U) * lfact
+        rest0 = (n - j) * lp0
+        hK = lfall + rest0
+        e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
+        # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
+        kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
+        la = np.zeros(tot.size)
+        e_la = np.zeros(tot.size)
+        c = np.zeros(tot.size)
+        cabs = np.zeros(tot.size)
+        for i in range(r - 1):
+            jl = j * float(lnp[i])
+            gi = jl - lfact
+            e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
+            la += gi[kk[i]]
+            e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
+            ti = (j * float(vn[i]))[kk[i]]
+            c += ti
+            cabs += np.abs(ti)
+        c_up = c + 4.0 * _U * cabs
+        la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
+        # last atom: table over (head total T, k) with T + k ≤ m
+        jl = j * float(lnp[-1])
+        gr = jl - lfact
+        e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
+        Tk = j[:int(tot.max()) + 1, None] + j[None, :]
+        inside = Tk <= m
+        at = np.minimum(Tk, m).astype(np.intp)
+        lb = hK[at] + gr[None, :]
+        e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
+        lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
+        with np.errstate(under="ignore", over="ignore"):
+            eb = np.exp(lb_up)
+            ea = np.exp(la_up)
+        rows = tot
+        aa = abs(ar)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if ar < 0.0:
+                # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
+                F = np.cumsum(eb, axis=1)
+                H = np.cumsum(F, axis=1)
+                t = np.minimum(np.floor(c_up / aa), m - rows)
+                live = t >= 0.0
+                ti = np.maximum(t, 0.0).astype(np.intp)
+                h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
+                rem = c_up - aa * ti
+                f_t = F[rows, ti]
+                f_next = F[rows, np.minimum(ti + 1, m)]
+            else:
+                # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
+                F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
+                H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
+                t = np.maximum(np.ceil(-c_up / ar), 0.0)
+                live = t <= m - rows
+                ti = np.minimum(t, m).astype(np.intp)
+                h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
+                rem = c_up + ar * ti
+                f_t = F[rows, ti]
+                f_next = F[rows, np.maximum(ti - 1, 0)]
+        # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
+        # rounding) is dropped, which only adds; a term left out by rounding the other way
+        # is at most the remainder's rounding times the next running sum
+        raw = aa * h1 + np.maximum(rem, 0.0) * f_t
+        err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
+               + (2 * m + 8) * _U * raw)        # running sums of running sums
+        part = np.where(live, raw + err, 0.0)
+        main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
+        main *= (1.0 + 16.0 * _U) * merge
+        # weights (or products) below the normal range lose at most 2.3e-308 each; a head's
+        # weight multiplies at most m + 1 table entries and a table entry at most (m + 1)
+        # heads, each of the partners at most e^λ (e^{k log(np) − log k!} ≤ e^{np}), and
+        # every value c + v_r k is at most m·max v
+        main += ((part.size + eb.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
+                 * (m * vmax + 1.0))
+        # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
+        # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
+        # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
+        # count k_j has mean ≤ n p_j/(1 − p_i): E[k_j; k_i > b] ≤ that·Pr[Bin(n, p_i) > b]
+        tail = w_pos * _count_tail(n, P, m)
+        for i, b in enumerate(boxes):
+            pi = float(pn[i])
+            if b < m:
+                own = n * pi * max(float(vn[i]), 0.0) * _count_tail(n, pi, int(b))
+                rest = (w_pos - n * pi * max(float(vn[i]), 0.0)) / (1.0 - pi)
+                tail += own + max(rest, 0.0) * _count_tail(n + 1, pi, int(b) + 1)
+        tail = tail * (1.0 + 1e-9)
+        if tail <= _SPARSE_TAIL * main:
+            break
+        if m >= min(n, _SPARSE_M_MAX):
+            return None
+        m = min(_SPARSE_M_MAX, 8 * math.ceil(1.25 * m / 8.0))
+        m = n if m >= n - 1 else m
+        boxes = [math.ceil(1.25 * b) for b in boxes]
+    upper = (main + tail) * (1.0 + 1e-12)
+    return SumBound(float(upper), {"method": "sparse", "max_count": m, "heads": int(tot.size),
+                                   "main": main, "tail": tail,
+                                   "certified_relative_error": (tail / main if main > 0
+                                                                else math.inf) + 1e-12})
 
 
 #: Up to this many multisets of n atoms, ``positive_part`` sums every one of them (exact up
