@@ -31,6 +31,34 @@ def _interval_floors(lam, d, rounds: int, delta: float):
     return rounds * d[:-1] + conv
 
 
+def _floor_grid(floor, rounds: int, delta: float, top: float, ratio: float):
+    """(orders, floors) on a geometric grid of ``ratio`` from 2 to ``top`` (floors clipped
+    at 0), or None where the floor curve is unusable (wrong shape, NaN) or cannot rule out
+    the conversion's zero (T·D_floor(2) ≤ −log(1 − δ²)): the start of both of
+    ``RdpComposer.floor`` and ``floor_proves_above``."""
+    count = max(2, int(math.log(top / 2.0) / math.log(ratio)) + 2)
+    lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
+    d = np.asarray(floor(lam), dtype=float)
+    if d.shape != lam.shape or np.any(np.isnan(d)):
+        return None
+    d = np.maximum(d, 0.0)
+    if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
+        return None
+    return lam, d
+
+
+def _split(floor, lam, d, lo, hi):
+    """(orders, floors) with the intervals [lo, hi] split at their geometric midpoints (the
+    floor of each half is at least the whole one's), or None where the floor curve is
+    unusable there."""
+    mid = np.sqrt(lo * hi)
+    dm = np.asarray(floor(mid), dtype=float)
+    if dm.shape != mid.shape or np.any(np.isnan(dm)):
+        return None
+    order = np.argsort(np.append(lam, mid), kind="stable")
+    return np.append(lam, mid)[order], np.append(d, np.maximum(dm, 0.0))[order]
+
+
 def floor_proves_above(floor, rounds: int, delta: float, top: float, beat: float):
     """A certified floor on every order's converted ε (orders in [2, ``top``], the same
     argument as ``RdpComposer.floor``) when it can be shown to be at least ``beat``, else
@@ -43,14 +71,10 @@ def floor_proves_above(floor, rounds: int, delta: float, top: float, beat: float
     the ~150 of ``RdpComposer.floor``'s first grid; any partition gives a valid floor."""
     if not (math.isfinite(beat) and beat > 0.0 and top >= 2.0):
         return None
-    count = max(2, int(math.log(top / 2.0) / math.log(_PROOF_RATIO)) + 2)
-    lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
-    d = np.asarray(floor(lam), dtype=float)
-    if d.shape != lam.shape or np.any(np.isnan(d)):
+    got = _floor_grid(floor, rounds, delta, top, _PROOF_RATIO)
+    if got is None:
         return None
-    d = np.maximum(d, 0.0)
-    if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
-        return None
+    lam, d = got
     log_delta = math.log(delta)
     while True:
         # each order's own floor: no interval starting there can do better
@@ -64,13 +88,10 @@ def floor_proves_above(floor, rounds: int, delta: float, top: float, beat: float
         lo, hi = lam[:-1][split], lam[1:][split]
         if np.any(hi <= lo * (1.0 + 1e-6)) or lam.size + lo.size > MAX_FLOOR_ORDERS:
             return None
-        mid = np.sqrt(lo * hi)
-        dm = np.asarray(floor(mid), dtype=float)
-        if dm.shape != mid.shape or np.any(np.isnan(dm)):
+        got = _split(floor, lam, d, lo, hi)
+        if got is None:
             return None
-        order = np.argsort(np.append(lam, mid), kind="stable")
-        lam = np.append(lam, mid)[order]
-        d = np.append(d, np.maximum(dm, 0.0))[order]
+        lam, d = got
     # (the top order's own floor is in ``point``)
     fl = float(min(np.min(f), np.min(point))) * (1.0 - 1e-9)
     return fl if fl >= beat else None
@@ -154,34 +175,25 @@ class RdpComposer(Composer):
         quick = floor_proves_above(v.rdp.floor, rounds, delta, top, beat)
         if quick is not None:
             return quick
-        count = max(2, int(math.log(top / 2.0) / math.log(1.05)) + 2)    # ratio <= 1.05
-        lam = np.unique(np.append(np.geomspace(2.0, top, count), [2.0, top]))
-        d = np.asarray(v.rdp.floor(lam), dtype=float)
-        if d.shape != lam.shape or np.any(np.isnan(d)):
+        got = _floor_grid(v.rdp.floor, rounds, delta, top, 1.05)     # ratio <= 1.05
+        if got is None:
             return None
-        d = np.maximum(d, 0.0)
-        if not rounds * d[0] > -math.log1p(-delta * delta) * (1.0 + 1e-6):
-            return None
+        lam, d = got
         # the top order itself (the search evaluates no order above it)
         f_top = (rounds * d[-1] + math.log1p(-1.0 / top)
                  - (math.log(delta) + math.log(top)) / (top - 1.0))
         while True:
             lo, hi = lam[:-1], lam[1:]
-            conv = np.log1p(-1.0 / lo) - math.log(delta) / (hi - 1.0) - np.log(lo) / (lo - 1.0)
-            f = rounds * d[:-1] + conv
-            # Intervals whose floor cannot yet rule them out are split at their geometric
-            # midpoints (the floor of each half is at least the whole one's), within a
-            # budget of MAX_FLOOR_ORDERS evaluated orders.
+            f = _interval_floors(lam, d, rounds, delta)
+            # Intervals whose floor cannot yet rule them out are split (``_split``), within
+            # a budget of MAX_FLOOR_ORDERS evaluated orders.
             split = (f < beat) & (hi > lo * (1.0 + 1e-6)) if math.isfinite(beat) else f < -1.0
             if not np.any(split) or lam.size + int(split.sum()) > MAX_FLOOR_ORDERS:
                 break
-            mid = np.sqrt(lo[split] * hi[split])
-            dm = np.asarray(v.rdp.floor(mid), dtype=float)
-            if dm.shape != mid.shape or np.any(np.isnan(dm)):
+            got = _split(v.rdp.floor, lam, d, lo[split], hi[split])
+            if got is None:
                 break
-            order = np.argsort(np.append(lam, mid), kind="stable")
-            lam = np.append(lam, mid)[order]
-            d = np.append(d, np.maximum(dm, 0.0))[order]
+            lam, d = got
         fl = float(min(np.min(f), f_top))
         return fl * (1.0 - 1e-9) if math.isfinite(fl) and fl > 0.0 else None
 
