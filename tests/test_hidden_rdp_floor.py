@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import shuffledp as sd
-from shuffledp.bounds import sampled as sb
 from shuffledp.pairs import hidden as sp
+from shuffledp.pairs.clone.hockey import slice0_hockey
 
 
 def _pair(n, rate, eps0, c=0.999):
@@ -172,7 +172,7 @@ def test_worst_cell_hockey_is_the_kernels_bit_for_bit():
             hw, ew = conditional_hockey(np.array([0]), np.array([b.alpha]), eps,
                                         with_error=True, beta=np.array([b.beta]),
                                         gamma=np.array([b.gamma]))
-            h, e = sp._worst_hockey(b, eps)
+            h, e = slice0_hockey(b.alpha, b.beta, b.gamma, eps)
             assert (h, e) == (float(hw[0]), float(ew[0])), (L, eps)
             assert float(hw[0] + ew[0]) == h + e
             n_live += h > 0

@@ -58,6 +58,7 @@ from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf
                         round_up)
 from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
+from .clone.hockey import slice0_hockey
 from .law import Bias, CloneLaw
 
 __all__ = ["mixture_rdp", "HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
@@ -736,25 +737,11 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None,
     h, err = _hockey_runs(cl.c, cl.alpha, cl.beta, cl.gamma, eps)
     total = float(np.dot(cl.w, h + err))
     if cl.worst > 0:
-        hw, ew = _worst_hockey(hp.bias, eps)
+        b = hp.bias
+        hw, ew = slice0_hockey(b.alpha, b.beta, b.gamma, eps)
         total += cl.worst * (hw + ew)
     # Weights carry ~1e-15 relative error each (log-pmf and products).
     return float(round_up(total * (1.0 + 1e-12) + _ABS_SLACK))
-
-
-def _worst_hockey(bias: Bias, eps: float) -> tuple[float, float]:
-    """``conditional_hockey(c=[0], α, ε, with_error=True, β, γ)`` of the most informative
-    slice, as floats — the same operations on the same values: with c = 0 the threshold is
-    m = 1, Pr[A = 0] = 1 and Pr[A ≥ 1] = 0, so its value is κ = γ − (e^ε − 1)β (when
-    positive, else 0) and its error 1e-11·κ + 4.5e-16·(γ + (e^ε − 1)β). One δ(ε) of a
-    check-in pair evaluated it through the vectorised kernel (~0.1 ms of small-array
-    calls, a tenth of the one-round ε0 search's root evaluations); bit for bit the same
-    (tests/test_hidden_rdp_floor.py)."""
-    em1 = math.expm1(eps)
-    kappa = bias.gamma - em1 * bias.beta
-    if not kappa > 0.0:
-        return 0.0, 0.0
-    return kappa, 1e-11 * (kappa + em1 * 0.0) + 4.5e-16 * (bias.gamma + em1 * bias.beta) * 1.0
 
 
 #: Up to this many cells ``_hockey_runs`` evaluates them in one direct call.
@@ -884,6 +871,16 @@ _ATOMS_THREADED = 40_000
 _ATOMS_PER_SLICE = 2_000
 
 
+def _x_windows(c):
+    """Each cell's x window [alo, ahi] of ``hidden_atoms``: Bin(c, ½) ± ``_X_SDS``/2·√c
+    (+ 3), clipped to [0, c] (its atoms are x = alo … ahi + 1)."""
+    cf = c.astype(float)
+    half = np.floor(0.5 * _X_SDS * np.sqrt(np.maximum(cf, 1.0))) + 3
+    alo = np.maximum(0, np.floor(0.5 * cf - half)).astype(np.int64)
+    ahi = np.minimum(c, np.ceil(0.5 * cf + half)).astype(np.int64)
+    return alo, ahi
+
+
 @functools.lru_cache(maxsize=4)
 def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str = False):
     """(logp, logq, tail per cell, largest loss per cell): atoms of the dominating pair;
@@ -893,9 +890,7 @@ def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str 
     cl = hidden_cells(hp, budget, ranking)
     c = cl.c
     cf = c.astype(float)
-    half = np.floor(0.5 * _X_SDS * np.sqrt(np.maximum(cf, 1.0))) + 3
-    alo = np.maximum(0, np.floor(0.5 * cf - half)).astype(np.int64)
-    ahi = np.minimum(c, np.ceil(0.5 * cf + half)).astype(np.int64)
+    alo, ahi = _x_windows(c)
     # Hoeffding for the Bin(c, ½) mass below alo and above ahi (the victim adds 0 or 1).
     with np.errstate(divide="ignore", over="ignore"):
         u_lo = 0.5 * cf - alo + 1.0
@@ -1102,9 +1097,7 @@ def _floor_groups(hp: HiddenPair, cl: Cells, size: int):
     is not that one (an atom of mass 0 under both laws was dropped)."""
     c = cl.c
     cf = c.astype(float)
-    half = np.floor(0.5 * _X_SDS * np.sqrt(np.maximum(cf, 1.0))) + 3
-    alo = np.maximum(0, np.floor(0.5 * cf - half)).astype(np.int64)
-    ahi = np.minimum(c, np.ceil(0.5 * cf + half)).astype(np.int64)
+    alo, ahi = _x_windows(c)
     counts = ahi + 2 - alo                           # as hidden_atoms forms them
     extra = _extra_count(cl)
     if int(counts.sum()) + extra != size:
