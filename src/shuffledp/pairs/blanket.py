@@ -388,8 +388,7 @@ def _sparse_curve(mech, n, rate) -> bool:
     """Whether the blanket's curve at n is summed by the sparse engine (``iid._sparse_sum``):
     its laws' non-zero atoms and their masses do not depend on ε (only their values do),
     so one law decides, here at ε = 1 (a law at 0 may have two atoms at 0)."""
-    large = n > CURVE_LARGE_N
-    nu = CURVE_NU_LARGE if large else CURVE_NU
+    nu = _curve_nu(n)
     for pair in _pairs_cached(mech, rate):
         got = _hs_atoms(pair, min(1.0, 0.5 * pair.max_log_ratio()))
         if got is None:
@@ -407,10 +406,14 @@ def fdp_pair(proto, points: int | None = None):
 
 
 def _fdp(mech, n, rate, points: int | None = None):
-    large = n > CURVE_LARGE_N
     if points is None:
-        points = CURVE_POINTS_LARGE if large else CURVE_POINTS
-    return _fdp_hull(mech, n, rate, int(points), CURVE_NU_LARGE if large else CURVE_NU)
+        points = CURVE_POINTS_LARGE if n > CURVE_LARGE_N else CURVE_POINTS
+    return _fdp_hull(mech, n, rate, int(points), _curve_nu(n))
+
+
+def _curve_nu(n) -> float:
+    """The lattice resolution ν of the blanket's curve at n users."""
+    return CURVE_NU_LARGE if n > CURVE_LARGE_N else CURVE_NU
 
 
 @functools.lru_cache(maxsize=32)

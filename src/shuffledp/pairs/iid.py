@@ -289,8 +289,7 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         d = dict(inner.details)
         d["reflected"] = True
         return SumBound(float(es + inner.upper) * (1.0 + 1e-12), d)
-    var = float(np.sum(p * (v - mean) ** 2))
-    sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    sd = _law_sd(v, p, mean)
     forced = split is not None          # an FFT variant asked for (tests, comparisons)
     split, nu_eff = _engine(n, nu, sds, split)
     # The lattice must stay listable: a coarser step is still valid (only looser).
@@ -498,6 +497,13 @@ def _fourier(n: int, nu_eff: float, sds: float, span_sds: float = math.inf) -> b
 def _smooth_span_max(n: int) -> float:
     """The largest span (in standard deviations) of a smooth law of n terms."""
     return SMOOTH_SPAN * math.sqrt(n)
+
+
+def _law_sd(v, p, mean: float) -> float:
+    """The law's standard deviation (its largest |atom| where the variance is 0): the
+    lattice's step and the smoothness test are taken in it."""
+    var = float(np.sum(p * (v - mean) ** 2))
+    return math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
 
 
 def _span_sds(v, sd: float) -> float:
@@ -754,9 +760,7 @@ def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
         return False
     if n * float(np.sum(p[~zero])) > SPARSE_MEAN:
         return False
-    mean = float(np.sum(p * v))
-    var = float(np.sum(p * (v - mean) ** 2))
-    sd = math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    sd = _law_sd(v, p, float(np.sum(p * v)))
     return not _fourier(n, _engine(n, nu, sds, None)[1], sds, _span_sds(v, sd))
 
 
