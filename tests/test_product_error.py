@@ -29,6 +29,10 @@ def test_product_error_is_the_exact_residual(seed):
 def test_product_error_declines_where_it_could_underflow():
     assert product_error(np.array([1.0, 3.0]), 1e-300) is None
     assert product_error(np.array([np.inf]), 0.5) is None
+    # a product of non-zero factors that underflows to 0 (its residual is not 0)
+    assert product_error(np.array([5e-324, 2.0]), 0.3) is None
+    # exact zeros are fine: their residual is 0
+    assert np.array_equal(product_error(np.array([0.0, 7.0]), 0.3), [0.0, _exact(7.0, 0.3)])
     # the comparison can fail: a residual taken without the splitting (x·f − fl(x·f) in
     # floating point, i.e. 0) differs from the exact one
     x = np.array([12345.0, 987654321.0])

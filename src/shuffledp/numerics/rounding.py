@@ -35,16 +35,17 @@ def product_error(x, f: float):
     The error of a product of two doubles is itself a double (Dekker, Thm 5.1) unless it
     underflows, so the result equals the rounded rational ``Fraction(x)·Fraction(f) −
     Fraction(fl(x·f))`` bit for bit. Returns None when that is not guaranteed for every
-    entry: a non-finite input, |x·f| below 2^-900 (the low partial product could underflow)
-    or a factor above 2^900 (the splitting could overflow)."""
+    entry: a non-finite product, a factor above 2^900 (the splitting could overflow), or a
+    product of non-zero factors below 2^-900 in magnitude (the low partial product, at
+    least 2^-104 of it, could underflow; so could the product itself)."""
     x = np.asarray(x, dtype=float)
     f = float(f)
     prod = x * f
     with np.errstate(all="ignore"):
-        ok = (np.all(np.isfinite(prod)) and abs(f) < 2.0 ** 900
+        ok = (bool(np.all(np.isfinite(prod))) and abs(f) < 2.0 ** 900
               and bool(np.all(np.abs(x) < 2.0 ** 900))
-              and bool(np.all((prod == 0.0) | (np.abs(prod) > 2.0 ** -900))))
-    if not ok or (f != 0.0 and abs(f) < 2.0 ** -900):
+              and bool(np.all((x == 0.0) | (f == 0.0) | (np.abs(prod) > 2.0 ** -900))))
+    if not ok:
         return None
     c = _SPLIT * x
     xh = c - (c - x)
