@@ -1,0 +1,36 @@
+"""The loop's order: optimal-composition bounds after the exact pair bounds for T > 1."""
+
+import shuffledp as sd
+from shuffledp.accounting import select
+
+
+def _proto():
+    return sd.Shuffle(sd.LDP(6.7908), n=330_000_000)
+
+
+def test_kov15_bounds_are_skipped_by_their_floor_after_the_exact_answer():
+    r = sd.epsilon(_proto(), delta=8.42e-08, rounds=1549)
+    assert r.bound == "fmt20"
+    skipped = dict(r.not_applicable)
+    for b in ("trivial", "fmt20-closed"):
+        assert "cannot beat" in skipped[b], skipped[b]
+        # computed on its own, the skipped bound is indeed larger than the answer
+        alone = sd.epsilon(_proto(), delta=8.42e-08, rounds=1549, bound=b).epsilon
+        assert alone > r.epsilon
+    assert r.epsilon == sd.epsilon(_proto(), delta=8.42e-08, rounds=1549,
+                                   bound="fmt20").epsilon
+
+
+def test_order_unchanged_for_one_round_and_for_calibration_targets():
+    bounds, _ = select.applicable(_proto(), "replace_one")
+    ids = lambda bs: [b.id for b in bs]                                    # noqa: E731
+    one = ids(select._cheap_first(bounds, _proto(), 1))
+    many = ids(select._cheap_first(bounds, _proto(), 10))
+    target = ids(select._cheap_first(bounds, _proto(), 10, target=1.0))
+    assert one == target
+    assert one.index("trivial") < one.index("fmt20")
+    assert many.index("trivial") > many.index("fmt20")
+    assert many.index("fmt20-closed") > many.index("fmt20")
+    # only the optimal-composition bounds move
+    assert [b for b in many if b not in select._AFTER_EXACT] == \
+        [b for b in one if b not in select._AFTER_EXACT]
