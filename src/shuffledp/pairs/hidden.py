@@ -283,13 +283,47 @@ def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
     nxt_row = np.minimum(s0 + 1, R - 1)
     base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
     if sum(r1 - r0 for _, r0, r1 in segs) >= _LONG_RUNS * len(segs):
-        # a few long runs: contiguous slices, one call each (a padded matrix would gather)
+        # a few long runs: contiguous slices (a padded matrix would gather); the columns
+        # of a block whose thresholds hold are carried together, the others one by one
+        done = _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base)
         for i, (j, r0, r1) in enumerate(segs):
-            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
-                                             float(base[i]))
+            if not done[i]:
+                out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
+                                                 float(base[i]))
     else:                               # many short runs: all at once
         _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
     return out
+
+
+def _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base) -> np.ndarray:
+    """``_segment_log_cdf`` for the segments (j, r0, r1) of ``segs`` (≥ 2 rows) whose
+    threshold holds along the whole run, those sharing their rows (the columns of one block
+    of cells) in one ``_still_runs_log_cdf`` call: the run's N is the same slice for each,
+    and its thresholds are one number per column, so the matrices are a broadcast (no
+    gather, no per-column calls). Each value is computed by the same operations on the same
+    numbers as one column at a time (rows of a matrix: elementwise steps, and each cumulative
+    sum along its own row), written into ``out``; returns which segments were done."""
+    done = np.zeros(len(segs), dtype=bool)
+    groups = {}
+    for i, (j, r0, r1) in enumerate(segs):
+        if r1 - r0 >= 2:
+            groups.setdefault((r0, r1), []).append(i)
+    for (r0, r1), idx in groups.items():
+        block = K[r0:r1]
+        held = np.all(block == block[0], axis=0)     # per column: the threshold holds
+        idx = [i for i in idx if held[segs[i][0]]]
+        if not idx:
+            continue
+        ii = np.array(idx)
+        js = np.array([segs[i][0] for i in idx])
+        kr = K[r0, js][:, None]
+        Nr = np.broadcast_to(N[r0 + 1:r1], (ii.size, r1 - r0 - 1))
+        res = _still_runs_log_cdf(Nr, kr, np.full(ii.size, r1 - r0), q, lp,
+                                  np.asarray(F0, dtype=float)[ii],
+                                  np.asarray(base, dtype=float)[ii], stacked=True)
+        out[r0:r1, js] = res.T
+        done[ii] = True
+    return done
 
 
 #: Mean run length from which ``_path_log_cdf_upper`` carries each run by its own call
@@ -314,8 +348,19 @@ def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
     col = np.arange(int(lens.max()))
     valid = col[None, :] < lens[:, None]
     rows = np.where(valid, r0[:, None] + col[None, :], r0[:, None])
-    res = _runs_log_cdf(N[rows], K[rows, sj[:, None]], lens, q, lp,
-                        np.asarray(F0, dtype=float)[multi], np.asarray(base, dtype=float)[multi])
+    F0m, basem = np.asarray(F0, dtype=float)[multi], np.asarray(base, dtype=float)[multi]
+    # Does every run's threshold hold (the ranking cells' blocks)? Then ``_runs_log_cdf``
+    # takes its still path; called directly, with each run's threshold as one number (the
+    # gathered matrix holds that number in every place, padding included) and the result
+    # written at once.
+    moves = np.zeros((K.shape[0], K.shape[1]), dtype=np.int64)
+    np.cumsum(K[1:] != K[:-1], axis=0, out=moves[1:])
+    if not np.any(moves[r0 + lens - 1, sj] - moves[r0, sj]):
+        F = _still_runs_log_cdf(N[rows[:, 1:]], K[r0, sj][:, None], lens, q, lp, F0m, basem,
+                                stacked=True)
+        out[rows[valid], np.broadcast_to(sj[:, None], rows.shape)[valid]] = F[valid]
+        return
+    res = _runs_log_cdf(N[rows], K[rows, sj[:, None]], lens, q, lp, F0m, basem)
     for s_, f in enumerate(res):
         out[r0[s_]:r0[s_] + f.size, sj[s_]] = f
 
@@ -422,12 +467,16 @@ def _row_cumsum(x, out=None):
     return accumulate_rows(np.add, x, out)
 
 
-def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
+def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base, stacked: bool = False):
     """``_runs_log_cdf`` where no threshold moves along any run (one block of cells, the
     ε0 search's case above ~1e9 users): the same operations on the same values, without
     the pmf steps (all zero: adding 0.0 and its cumulative sums change nothing, and the
     absolute sums equal the signed ones), in place where a temporary is not needed.
-    Bit-identical to the general path (tests/test_sampled_d2_floor.py)."""
+    Bit-identical to the general path (tests/test_sampled_d2_floor.py).
+
+    ``kr`` may be one threshold per run (S × 1) and ``Nr`` a broadcast. ``stacked``: the
+    result as one (S × M) matrix, each run's values at the start of its row (the same
+    values as the list, computed row for row; the rest of a row is padding)."""
     S = lens.size
     with np.errstate(divide="ignore", invalid="ignore"):
         LN = np.divide(-kr, Nr)
@@ -441,24 +490,34 @@ def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
         c = np.exp(l0)
     c *= q                             # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
     C = _row_cumsum(c)
-    res = []
-    for s_ in range(S):
-        m = int(lens[s_])
-        eta = 1e-11 + (m + 8) * _U * (8.0 + float(np.max(np.abs(l0[s_, :m - 1]))))
-        f0 = float(F0[s_])
-        F = np.empty(m)
-        F[0] = f0
-        Cs = C[s_, :m - 1]
-        t = np.add(Cs, f0, out=F[1:])          # f0 + C … (the sum of reals commutes)
-        A = Cs + f0                            # A = C here: eta·(A + f0)
-        A *= eta
+    # The closing steps for every run at once (elementwise, per row: the same floats as
+    # one run at a time; a run's values beyond its length are padding, never read).
+    lens = np.asarray(lens, dtype=np.int64)
+    M = l0.shape[1] + 1
+    np.abs(l0, out=l0)                 # (l0 is not needed any more)
+    if bool(np.all(lens == M)):
+        big = np.max(l0, axis=1)
+    else:                              # the max over each run's own m − 1 values
+        big = np.max(np.where(np.arange(M - 1)[None, :] < (lens - 1)[:, None], l0, 0.0),
+                     axis=1)
+    # η = 1e-11 + (m + 8)·u·(8 + max|log b|), in the same order of operations
+    eta = 1e-11 + (lens + 8).astype(float) * _U * (8.0 + big)
+    f0 = np.asarray(F0, dtype=float)[:, None]
+    F = np.empty((S, M))
+    F[:, :1] = f0
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.add(C, f0, out=F[:, 1:])    # f0 + C … (the sum of reals commutes)
+        A = C + f0                         # A = C here: eta·(A + f0)
+        A *= eta[:, None]
         t += A
-        np.maximum(F, 0.0, out=F)
-        np.minimum(F, 1.0, out=F)
-        F += 1e-300
-        with np.errstate(divide="ignore"):
-            res.append(np.log(F, out=F))
-    return res
+    np.maximum(F, 0.0, out=F)
+    np.minimum(F, 1.0, out=F)
+    F += 1e-300
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log(F, out=F)
+    if stacked:
+        return F
+    return [F[s_, :int(lens[s_])] for s_ in range(S)]
 
 
 @functools.lru_cache(maxsize=16)
