@@ -136,3 +136,44 @@ def test_ranking_cells_finite_and_ordered(n, sigma, rate, eps0):
     cl = sp.hidden_cells(hp, 80_000, ranking=sp.SAMPLED)
     assert np.all(np.isfinite(cl.w)) and np.all(cl.w > 0)
     assert 0.9 < float(cl.w.sum()) + cl.zero + cl.worst < 1.1
+
+
+@pytest.mark.parametrize("n,sigma,rate,eps0,delta", [(10**3, 2.0, 0.1, 2.5, 1e-5),
+                                                     (10**7, 2.0, 0.1, 4.4, 1e-12),
+                                                     (2000, 0.6, 0.0068, 9.0, 1e-9)])
+def test_hidden_epsilon_asks_each_eps_once_and_gives_the_same_end(monkeypatch, n, sigma, rate,
+                                                                 eps0, delta):
+    """hidden_epsilon reuses δ(ε) at the bracket's ends: each ε is evaluated once, and the
+    end is the one the same search finds evaluating δ afresh at every step."""
+    from shuffledp.numerics import falling_root_certified
+    hp, _ = trimmed_hidden(n, sigma, eps0, rate, None)
+    assert hp is not None
+    asked = []
+    real = sp.hidden_delta
+
+    def counted(h, e, budget=None, ranking=False):
+        asked.append(e)
+        return real(h, e, budget, ranking)
+
+    monkeypatch.setattr(sp, "hidden_delta", counted)
+    got = sp.hidden_epsilon(hp, delta, 80_000, ranking=True)
+    assert len(asked) == len(set(asked)) and len(asked) >= 4
+
+    # the previous form: every step asks δ(ε) afresh
+    def fresh(e):
+        return real(hp, e, 80_000, True)
+
+    hi = hp.log_ratio
+    assert fresh(0.0) > delta and fresh(hi) <= delta
+    lo = 0.0
+    while hi > 1e-9:
+        if fresh(hi / 8) <= delta:
+            hi /= 8
+        else:
+            lo = hi / 8
+            break
+    ld = math.log(delta)
+    want = falling_root_certified(
+        lambda e: math.log(fresh(e)) - ld if fresh(e) > 0.0 else -math.inf,
+        lo, hi, xtol=1e-12, rtol=1e-8)
+    assert got == want

@@ -846,15 +846,24 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
     ``budget``: cells merged into blocks to that many atoms (still a dominating pair, a
     little looser: for searches over ε0); None: every slice its own cell.
     """
+    seen = {}
+
+    def dlt(e):
+        # δ(ε) once per ε: the root search starts from the bracket's two ends, which the
+        # bracketing below has already evaluated (the same function of the same ε)
+        if e not in seen:
+            seen[e] = hidden_delta(hp, e, budget, ranking)
+        return seen[e]
+
     hi = hp.log_ratio
-    if hidden_delta(hp, 0.0, budget, ranking) <= delta:
+    if dlt(0.0) <= delta:
         return 0.0
-    if hidden_delta(hp, hi, budget, ranking) > delta:
+    if dlt(hi) > delta:
         return hi
     # Shrink the bracket geometrically first (answers are often 1e-3 of log(α/(1 − α))).
     lo = 0.0
     while hi > 1e-9:
-        if hidden_delta(hp, hi / 8, budget, ranking) <= delta:
+        if dlt(hi / 8) <= delta:
             hi /= 8
         else:
             lo = hi / 8
@@ -864,7 +873,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
     ld = math.log(delta)
 
     def g(e):
-        d = hidden_delta(hp, e, budget, ranking)
+        d = dlt(e)
         return math.log(d) - ld if d > 0.0 else -math.inf
 
     return float(falling_root_certified(g, lo, hi, xtol=1e-12, rtol=1e-8))
