@@ -80,6 +80,8 @@ def _block_thresholds(n_rows, block, q, N, drift=0):
     (10**6, 700, 25, 0.85, "sampled"),         # many short still runs: padded at once
     (10**6, 701, 30, 0.5, False),
     (2 * 10**7, 900, 300, 0.99, "sampled"),
+    (2 * 10**7, 7000, 1000, 0.95, "sampled"),  # blocks of 10³ rows: stacked per block
+    (2 * 10**7, 7000, 1000, 0.95, False),
 ])
 def test_path_values_equal_one_run_at_a_time(n0, rows, block, q, ranking):
     N = float(n0) - np.arange(rows, dtype=float)
@@ -87,7 +89,7 @@ def test_path_values_equal_one_run_at_a_time(n0, rows, block, q, ranking):
     _check_path(N, q, K, ranking)
 
 
-@pytest.mark.parametrize("block,q,drift", [(3000, 0.9, 700), (25, 0.85, 7)])
+@pytest.mark.parametrize("block,q,drift", [(3000, 0.9, 700), (25, 0.85, 7), (1000, 0.95, 300)])
 def test_path_values_with_a_moving_run(block, q, drift):
     # one column's threshold moves inside its blocks: those runs take the general path,
     # the others the still one

@@ -282,16 +282,27 @@ def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
         F0 = binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
     nxt_row = np.minimum(s0 + 1, R - 1)
     base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
-    if sum(r1 - r0 for _, r0, r1 in segs) >= _LONG_RUNS * len(segs):
-        # a few long runs: contiguous slices (a padded matrix would gather); the columns
-        # of a block whose thresholds hold are carried together, the others one by one
+    rows = sum(r1 - r0 for _, r0, r1 in segs)
+    long = rows >= _LONG_RUNS * len(segs)
+    if long or rows >= _BLOCK_ROWS * len(segs):
+        # long runs, or blocks of cells with many rows: the columns of a block whose
+        # thresholds hold are carried together on the block's contiguous rows (no gather)
         done = _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base)
-        for i, (j, r0, r1) in enumerate(segs):
-            if not done[i]:
-                out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
-                                                 float(base[i]))
-    else:                               # many short runs: all at once
+        if done.all():
+            return out
+        left = np.flatnonzero(~done)
+    else:
+        left = None
+    if long:                            # a few long runs: contiguous slices, one by one
+        for i in left:
+            j, r0, r1 = segs[i]
+            out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
+                                             float(base[i]))
+    elif left is None:                  # many short runs: all at once
         _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
+    else:
+        _segments_log_cdf(out, N, K, [segs[i] for i in left], q, lp,
+                          np.asarray(F0, dtype=float)[left], np.asarray(base, dtype=float)[left])
     return out
 
 
@@ -332,6 +343,11 @@ def _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base) -> np.ndarray:
 #: (below it, all runs side by side in one padded matrix: the same floats; the ranking
 #: cells' 42 runs of ~800 rows at 1.5e8 users: 7.2 → 5.4 ms).
 _LONG_RUNS = 2048
+#: Mean run length from which ``_path_log_cdf_upper`` carries a block's held columns
+#: together (``_still_blocks_log_cdf``) below ``_LONG_RUNS`` too: the ranking cells at
+#: 10⁷–10⁸ users, 6–7 blocks of ~10³ rows, 1.9 → 1.4 ms a bound; below ~600 rows one padded
+#: matrix of every run costs less (measured: equal at 500–800).
+_BLOCK_ROWS = 640
 
 
 def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
