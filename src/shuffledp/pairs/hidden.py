@@ -900,6 +900,10 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
 # ----------------------------------------------------------------------------------------
 #: Up to this many distinct slices ``hidden_atoms`` builds the atoms slice by slice.
 _GROUPED_SLICES = 4096
+#: The same for the ε0 search's ranking atoms (~10⁵ atoms, one thread): above ~50 small
+#: slices one gathered pass costs less than the slice-by-slice loop (measured at 10⁵ users,
+#: 125 slices: 12.5 → 9.5 ms; at 35 slices the loop is still 8 % faster).
+_GROUPED_SLICES_RANKING = 48
 
 
 def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room: int = 0):
@@ -1008,7 +1012,7 @@ def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str 
     run = half_binom_logpmf_runs(uc.astype(float), r0.astype(float), rlen)
     rstart = np.cumsum(rlen) - rlen
     counts = ahi + 2 - alo
-    if uc.size <= _GROUPED_SLICES:
+    if uc.size <= (_GROUPED_SLICES_RANKING if ranking else _GROUPED_SLICES):
         room = _extra_count(cl)
         logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room)
         return _with_extra_atoms(hp, cl, logp, logq, tail_cell, room)
