@@ -321,10 +321,10 @@ def _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base) -> np.ndarray:
             groups.setdefault((r0, r1), []).append(i)
     for (r0, r1), idx in groups.items():
         # per column: the threshold holds (no change from row to row; one flat comparison,
-        # a 6-wide reduction per row only where some column moves)
+        # then column by column only where some column moves)
         moved = K[r0 + 1:r1] != K[r0:r1 - 1]
-        held = ~moved.any(axis=0) if moved.any() else np.ones(K.shape[1], dtype=bool)
-        idx = [i for i in idx if held[segs[i][0]]]
+        if moved.any():
+            idx = [i for i in idx if not moved[:, segs[i][0]].any()]
         if not idx:
             continue
         ii = np.array(idx)
