@@ -103,6 +103,7 @@ def test_grouped_atoms_equal_the_gathered_ones(monkeypatch, n, sigma, rate, eps0
     grouped = sp.hidden_atoms(hp, budget, ranking)
     sp.hidden_atoms.cache_clear()
     monkeypatch.setattr(sp, "_GROUPED_SLICES", -1)
+    monkeypatch.setattr(sp, "_GROUPED_SLICES_RANKING", -1)
     gathered = sp.hidden_atoms(hp, budget, ranking)
     sp.hidden_atoms.cache_clear()
     for a, b in zip(grouped, gathered):

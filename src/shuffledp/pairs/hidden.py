@@ -282,20 +282,72 @@ def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
         F0 = binom_cdf_bounds_many(K[s0, sj], N[s0], q)[1]
     nxt_row = np.minimum(s0 + 1, R - 1)
     base = binom_logpmf_pairs(K[s0, sj], N[nxt_row], q)
-    if sum(r1 - r0 for _, r0, r1 in segs) >= _LONG_RUNS * len(segs):
-        # a few long runs: contiguous slices, one call each (a padded matrix would gather)
-        for i, (j, r0, r1) in enumerate(segs):
+    rows = sum(r1 - r0 for _, r0, r1 in segs)
+    long = rows >= _LONG_RUNS * len(segs)
+    if long or rows >= _BLOCK_ROWS * len(segs):
+        # long runs, or blocks of cells with many rows: the columns of a block whose
+        # thresholds hold are carried together on the block's contiguous rows (no gather)
+        done = _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base)
+        if done.all():
+            return out
+        left = np.flatnonzero(~done)
+    else:
+        left = None
+    if long:                            # a few long runs: contiguous slices, one by one
+        for i in left:
+            j, r0, r1 = segs[i]
             out[r0:r1, j] = _segment_log_cdf(N[r0:r1], K[r0:r1, j], q, lp, float(F0[i]),
                                              float(base[i]))
-    else:                               # many short runs: all at once
+    elif left is None:                  # many short runs: all at once
         _segments_log_cdf(out, N, K, segs, q, lp, F0, base)
+    else:
+        _segments_log_cdf(out, N, K, [segs[i] for i in left], q, lp,
+                          np.asarray(F0, dtype=float)[left], np.asarray(base, dtype=float)[left])
     return out
+
+
+def _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base) -> np.ndarray:
+    """``_segment_log_cdf`` for the segments (j, r0, r1) of ``segs`` (≥ 2 rows) whose
+    threshold holds along the whole run, those sharing their rows (the columns of one block
+    of cells) in one ``_still_runs_log_cdf`` call: the run's N is the same slice for each,
+    and its thresholds are one number per column, so the matrices are a broadcast (no
+    gather, no per-column calls). Each value is computed by the same operations on the same
+    numbers as one column at a time (rows of a matrix: elementwise steps, and each cumulative
+    sum along its own row), written into ``out``; returns which segments were done."""
+    done = np.zeros(len(segs), dtype=bool)
+    groups = {}
+    for i, (j, r0, r1) in enumerate(segs):
+        if r1 - r0 >= 2:
+            groups.setdefault((r0, r1), []).append(i)
+    for (r0, r1), idx in groups.items():
+        # per column: the threshold holds (no change from row to row; one flat comparison,
+        # then column by column only where some column moves)
+        moved = K[r0 + 1:r1] != K[r0:r1 - 1]
+        if moved.any():
+            idx = [i for i in idx if not moved[:, segs[i][0]].any()]
+        if not idx:
+            continue
+        ii = np.array(idx)
+        js = np.array([segs[i][0] for i in idx])
+        kr = K[r0, js][:, None]
+        Nr = np.broadcast_to(N[r0 + 1:r1], (ii.size, r1 - r0 - 1))
+        res = _still_runs_log_cdf(Nr, kr, np.full(ii.size, r1 - r0), q, lp,
+                                  np.asarray(F0, dtype=float)[ii],
+                                  np.asarray(base, dtype=float)[ii], stacked=True)
+        out[r0:r1, js] = res.T
+        done[ii] = True
+    return done
 
 
 #: Mean run length from which ``_path_log_cdf_upper`` carries each run by its own call
 #: (below it, all runs side by side in one padded matrix: the same floats; the ranking
 #: cells' 42 runs of ~800 rows at 1.5e8 users: 7.2 → 5.4 ms).
 _LONG_RUNS = 2048
+#: Mean run length from which ``_path_log_cdf_upper`` carries a block's held columns
+#: together (``_still_blocks_log_cdf``) below ``_LONG_RUNS`` too: the ranking cells at
+#: 10⁷–10⁸ users, 6–7 blocks of ~10³ rows, 1.9 → 1.4 ms a bound; below ~600 rows one padded
+#: matrix of every run costs less (measured: equal at 500–800).
+_BLOCK_ROWS = 640
 
 
 def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
@@ -314,8 +366,19 @@ def _segments_log_cdf(out, N, K, segs, q, lp, F0, base):
     col = np.arange(int(lens.max()))
     valid = col[None, :] < lens[:, None]
     rows = np.where(valid, r0[:, None] + col[None, :], r0[:, None])
-    res = _runs_log_cdf(N[rows], K[rows, sj[:, None]], lens, q, lp,
-                        np.asarray(F0, dtype=float)[multi], np.asarray(base, dtype=float)[multi])
+    F0m, basem = np.asarray(F0, dtype=float)[multi], np.asarray(base, dtype=float)[multi]
+    # Does every run's threshold hold (the ranking cells' blocks)? Then ``_runs_log_cdf``
+    # takes its still path; called directly, with each run's threshold as one number (the
+    # gathered matrix holds that number in every place, padding included) and the result
+    # written at once.
+    moves = np.zeros((K.shape[0], K.shape[1]), dtype=np.int64)
+    np.cumsum(K[1:] != K[:-1], axis=0, out=moves[1:])
+    if not np.any(moves[r0 + lens - 1, sj] - moves[r0, sj]):
+        F = _still_runs_log_cdf(N[rows[:, 1:]], K[r0, sj][:, None], lens, q, lp, F0m, basem,
+                                stacked=True)
+        out[rows[valid], np.broadcast_to(sj[:, None], rows.shape)[valid]] = F[valid]
+        return
+    res = _runs_log_cdf(N[rows], K[rows, sj[:, None]], lens, q, lp, F0m, basem)
     for s_, f in enumerate(res):
         out[r0[s_]:r0[s_] + f.size, sj[s_]] = f
 
@@ -422,12 +485,16 @@ def _row_cumsum(x, out=None):
     return accumulate_rows(np.add, x, out)
 
 
-def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
+def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base, stacked: bool = False):
     """``_runs_log_cdf`` where no threshold moves along any run (one block of cells, the
     ε0 search's case above ~1e9 users): the same operations on the same values, without
     the pmf steps (all zero: adding 0.0 and its cumulative sums change nothing, and the
     absolute sums equal the signed ones), in place where a temporary is not needed.
-    Bit-identical to the general path (tests/test_sampled_d2_floor.py)."""
+    Bit-identical to the general path (tests/test_sampled_d2_floor.py).
+
+    ``kr`` may be one threshold per run (S × 1) and ``Nr`` a broadcast. ``stacked``: the
+    result as one (S × M) matrix, each run's values at the start of its row (the same
+    values as the list, computed row for row; the rest of a row is padding)."""
     S = lens.size
     with np.errstate(divide="ignore", invalid="ignore"):
         LN = np.divide(-kr, Nr)
@@ -441,24 +508,34 @@ def _still_runs_log_cdf(Nr, kr, lens, q, lp, F0, base) -> list:
         c = np.exp(l0)
     c *= q                             # Pr[Bin(N − 1) ≤ k] − Pr[Bin(N) ≤ k] = q·b(N − 1, k)
     C = _row_cumsum(c)
-    res = []
-    for s_ in range(S):
-        m = int(lens[s_])
-        eta = 1e-11 + (m + 8) * _U * (8.0 + float(np.max(np.abs(l0[s_, :m - 1]))))
-        f0 = float(F0[s_])
-        F = np.empty(m)
-        F[0] = f0
-        Cs = C[s_, :m - 1]
-        t = np.add(Cs, f0, out=F[1:])          # f0 + C … (the sum of reals commutes)
-        A = Cs + f0                            # A = C here: eta·(A + f0)
-        A *= eta
+    # The closing steps for every run at once (elementwise, per row: the same floats as
+    # one run at a time; a run's values beyond its length are padding, never read).
+    lens = np.asarray(lens, dtype=np.int64)
+    M = l0.shape[1] + 1
+    np.abs(l0, out=l0)                 # (l0 is not needed any more)
+    if bool(np.all(lens == M)):
+        big = np.max(l0, axis=1)
+    else:                              # the max over each run's own m − 1 values
+        big = np.max(np.where(np.arange(M - 1)[None, :] < (lens - 1)[:, None], l0, 0.0),
+                     axis=1)
+    # η = 1e-11 + (m + 8)·u·(8 + max|log b|), in the same order of operations
+    eta = 1e-11 + (lens + 8).astype(float) * _U * (8.0 + big)
+    f0 = np.asarray(F0, dtype=float)[:, None]
+    F = np.empty((S, M))
+    F[:, :1] = f0
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.add(C, f0, out=F[:, 1:])    # f0 + C … (the sum of reals commutes)
+        A = C + f0                         # A = C here: eta·(A + f0)
+        A *= eta[:, None]
         t += A
-        np.maximum(F, 0.0, out=F)
-        np.minimum(F, 1.0, out=F)
-        F += 1e-300
-        with np.errstate(divide="ignore"):
-            res.append(np.log(F, out=F))
-    return res
+    np.maximum(F, 0.0, out=F)
+    np.minimum(F, 1.0, out=F)
+    F += 1e-300
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.log(F, out=F)
+    if stacked:
+        return F
+    return [F[s_, :int(lens[s_])] for s_ in range(S)]
 
 
 @functools.lru_cache(maxsize=16)
@@ -618,7 +695,9 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     W = W_all[keep]
     U, frac = _bin_shares(mix_a, u1, u2)
     worst += float(np.dot(W, U[:, 0]))
-    wj = np.add.reduceat(W[:, None] * frac, starts, axis=0)        # (blocks, J)
+    Wf = np.repeat(W[:, None], frac.shape[1], axis=1)   # W·frac, in contiguous loops
+    Wf *= frac
+    wj = np.add.reduceat(Wf, starts, axis=0)        # (blocks, J)
     alpha, beta, gamma = _bias_eff(hp, s[ends][:, None], edges)
     c = np.broadcast_to((s[starts] - 1)[:, None], wj.shape)
     # Bin-major order: within a bin the slices run over consecutive c (fast δ kernel).
@@ -645,11 +724,19 @@ def _bin_shares(mix_a, u1, u2):
     the last bin's 1 − U). Column by column: the same maxima and differences as
     maximum.accumulate / diff along the short axis, whose per-row inner loops cost ~4x more
     at 1e5 rows."""
-    U = np.minimum(1.0, mix_a * u1 + (1.0 - mix_a) * u2)
+    # U = min(1, a·u1 + (1 − a)·u2) with a repeated over the bins first: the same products
+    # and sums, in numpy's fast contiguous loops instead of a 6-element inner loop per row
+    a = np.repeat(mix_a, u1.shape[1], axis=1)
+    U = a * u1
+    np.subtract(1.0, a, out=a)
+    a *= u2
+    U += a
+    np.minimum(U, 1.0, out=U)
     for j in range(1, U.shape[1]):
         np.maximum(U[:, j - 1], U[:, j], out=U[:, j])
     frac = np.empty(U.shape)
-    np.subtract(U[:, 1:], U[:, :-1], out=frac[:, :-1])
+    for j in range(U.shape[1] - 1):
+        np.subtract(U[:, j + 1], U[:, j], out=frac[:, j])
     np.subtract(1.0, U[:, -1], out=frac[:, -1])
     return U, frac
 
@@ -775,15 +862,24 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
     ``budget``: cells merged into blocks to that many atoms (still a dominating pair, a
     little looser: for searches over ε0); None: every slice its own cell.
     """
+    seen = {}
+
+    def dlt(e):
+        # δ(ε) once per ε: the root search starts from the bracket's two ends, which the
+        # bracketing below has already evaluated (the same function of the same ε)
+        if e not in seen:
+            seen[e] = hidden_delta(hp, e, budget, ranking)
+        return seen[e]
+
     hi = hp.log_ratio
-    if hidden_delta(hp, 0.0, budget, ranking) <= delta:
+    if dlt(0.0) <= delta:
         return 0.0
-    if hidden_delta(hp, hi, budget, ranking) > delta:
+    if dlt(hi) > delta:
         return hi
     # Shrink the bracket geometrically first (answers are often 1e-3 of log(α/(1 − α))).
     lo = 0.0
     while hi > 1e-9:
-        if hidden_delta(hp, hi / 8, budget, ranking) <= delta:
+        if dlt(hi / 8) <= delta:
             hi /= 8
         else:
             lo = hi / 8
@@ -793,7 +889,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
     ld = math.log(delta)
 
     def g(e):
-        d = hidden_delta(hp, e, budget, ranking)
+        d = dlt(e)
         return math.log(d) - ld if d > 0.0 else -math.inf
 
     return float(falling_root_certified(g, lo, hi, xtol=1e-12, rtol=1e-8))
@@ -804,6 +900,10 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
 # ----------------------------------------------------------------------------------------
 #: Up to this many distinct slices ``hidden_atoms`` builds the atoms slice by slice.
 _GROUPED_SLICES = 4096
+#: The same for the ε0 search's ranking atoms (~10⁵ atoms, one thread): above ~50 small
+#: slices one gathered pass costs less than the slice-by-slice loop (measured at 10⁵ users,
+#: 125 slices: 12.5 → 9.5 ms; at 35 slices the loop is still 8 % faster).
+_GROUPED_SLICES_RANKING = 48
 
 
 def _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room: int = 0):
@@ -912,7 +1012,7 @@ def hidden_atoms(hp: HiddenPair, budget: int = ATOM_BUDGET, ranking: bool | str 
     run = half_binom_logpmf_runs(uc.astype(float), r0.astype(float), rlen)
     rstart = np.cumsum(rlen) - rlen
     counts = ahi + 2 - alo
-    if uc.size <= _GROUPED_SLICES:
+    if uc.size <= (_GROUPED_SLICES_RANKING if ranking else _GROUPED_SLICES):
         room = _extra_count(cl)
         logp, logq = _atoms_grouped(cl, run, rstart, r0, alo, counts, inv, room)
         return _with_extra_atoms(hp, cl, logp, logq, tail_cell, room)
