@@ -50,3 +50,45 @@ def test_series_sums_after_prefix_reads_are_unchanged():
             mu, log_top = RS._moments_rows(s_lo, s_hi, kmax + 1)
             assert np.array_equal(mu @ RS._psi_even(lam, pair.gamma, kmax),
                                   mu @ psi_ref(lam, pair.gamma, kmax))
+
+
+def _windows(seed=3):
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < 12:
+        pair = trimmed_pair(int(10 ** rng.uniform(5, 6)), float(rng.uniform(0.8, 6.0)),
+                            float(rng.uniform(1.0, 6.0)))[0]
+        if pair is not None and pair.a > pair.b and (pair.n - 1) * pair.p > 200:
+            out.append((pair, int(rng.choice([2, 3, 5, 9, 16, 30, 60, 118])),
+                        int(rng.choice([16, 32, 64]))))
+    return out
+
+
+def _eval_both(pair, lam, kmax):
+    from test_rdp_series_same_floats import _series_eval_ref
+    s, mu, log_top = RS._series_moments(pair.n, pair.p, 20.0, kmax)
+    return (RS._series_eval(pair, lam, kmax, s, mu, log_top),
+            _series_eval_ref(pair, lam, kmax, s, mu, log_top))
+
+
+def test_dominated_remainder_rows_change_no_float(monkeypatch):
+    # rows left out of the remainder's minimum (``_dominated_rows``) never held it
+    sd.clear_caches()
+    seen = []
+    orig = RS._dominated_rows
+    monkeypatch.setattr(RS, "_dominated_rows", lambda *a: seen.append(orig(*a)) or seen[-1])
+    for pair, lam, kmax in _windows():
+        (v, r), (v0, r0) = _eval_both(pair, lam, kmax)
+        assert np.array_equal(v, v0) and np.array_equal(r, r0)
+    assert sum(any(x) for x in seen) >= 3          # the skip is exercised
+
+
+def test_a_wrong_skip_is_caught(monkeypatch):
+    # leaving out rows that are not dominated changes the remainder: the check above can fail
+    sd.clear_caches()
+    monkeypatch.setattr(RS, "_dominated_rows", lambda fixed, part, lt: [False] + [True] * (fixed.size - 1))
+    diff = 0
+    for pair, lam, kmax in _windows():
+        (v, r), (v0, r0) = _eval_both(pair, lam, kmax)
+        diff += not np.array_equal(r, r0)
+    assert diff > 0
