@@ -430,7 +430,10 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
     half_d1 = delta / (2.0 * k)
     results = []
     for name, fn in (("kov15-optimal", opt_val), ("kov15-closed", closed_val)):
-        pts = [(fn(split(z)[0]), z, "grid") for z in _GRID_Z]
+        if name == "kov15-optimal":
+            pts = _opt_grid(split, e1, opt_val, closed_val, k, delta)
+        else:
+            pts = [(fn(split(z)[0]), z, "grid") for z in _GRID_Z]
         if pure_eps is not None:
             pts.append((fn(0.0), -math.inf, "pure"))
         half_val = fn(half_d1)
@@ -452,6 +455,89 @@ def compose_epsilon(eps_round: Callable[[float], float], rounds: int, delta: flo
         results.append(Composed(float(best_val), name, e1(chosen_d1), chosen_d1, det))
     best = min(results, key=lambda c: c.value)
     return best, results
+
+
+#: Margins of ``_kov_loses``: the floor's sum is taken at 1 − _FLOOR_SHRINK of its value
+#: (binomial weights ~1e-12 relative, ≤ 1.6·10³-term sums of positive terms), a term only
+#: where its gap top − ε exceeds _GAP_MARGIN of |top| + |ε| (its factor 1 − e^{−gap} is
+#: then accurate to ~1e-9 relative), and the target δ is raised by _DELTA_MARGIN relative
+#: (the rounding of h* and of the certified δ the value's own search compares).
+_FLOOR_SHRINK = 1e-6
+_GAP_MARGIN = 1e-6
+_DELTA_MARGIN = 1e-9
+
+
+def _hockey_rr_floor(eps1: float, k: int, eps: float) -> float:
+    """A certified lower bound on H_k(ε) of the k-fold binary-RR(ε1) pair (the sum
+    ``_hockey_rr`` bounds from above): the window's live terms only (the others are ≥ 0),
+    each with a clear gap, summed at 1 − ``_FLOOR_SHRINK``. From the cached weights."""
+    p, q, wlo, whi, j, w = _rr_weights(float(eps1), int(k))
+    top = (k - 2.0 * j) * eps1
+    gap = top - eps
+    live = gap > _GAP_MARGIN * (np.abs(top) + abs(eps))
+    if not live.any():
+        return 0.0
+    return float(np.sum(w[live] * -np.expm1(-gap[live]))) * (1.0 - _FLOOR_SHRINK)
+
+
+def _kov_loses(eps1_ref: float, d1: float, k: int, delta: float, beat: float) -> bool:
+    """True when ``_kov_epsilon(x, d1, k, delta)`` is proven above ``beat`` for every
+    per-round ε1 = x ≥ ``eps1_ref`` (whose weights are at hand), without x's weights.
+
+    The value is a point e where the certified δ_total(e) = 1 − (1 − δ1)^k (1 − H_k(e; x))
+    (rounded up) is ≤ δ, or ∞. H_k(e; x) is non-increasing in e and non-decreasing in x
+    (binary RR at a smaller ε1 is a post-processing of RR at a larger one, coordinate by
+    coordinate), so for every e ≤ ``beat``: H_k(e; x) ≥ H_k(beat; eps1_ref) ≥ its floor
+    (``_hockey_rr_floor``). When that floor is above h* = 1 − (1 − δ')/(1 − δ1)^k at
+    δ' = δ(1 + ``_DELTA_MARGIN``), the exact δ_total(e) exceeds δ at every e ≤ beat, so
+    no such e passes the value's test and the value is > beat."""
+    if not (math.isfinite(beat) and beat >= 0.0 and 0.0 < eps1_ref <= 37.0):
+        return False             # (above ~37 the weights carry an upward allowance)
+    log_slack = math.log1p(-delta * (1.0 + _DELTA_MARGIN)) - k * math.log1p(-d1)
+    if not log_slack < 0.0:
+        return False
+    hstar = -math.expm1(log_slack)
+    return _hockey_rr_floor(eps1_ref, k, beat) > hstar * (1.0 + _DELTA_MARGIN)
+
+
+def _opt_grid(split, e1, opt_val, closed_val, k: int, delta: float) -> list:
+    """``compose_epsilon``'s grid for the optimal statement: [(value, z, "grid")] over
+    ``_GRID_Z``, where a point proven above the best value found (``_kov_loses``) is given
+    ∞ instead of its value. Only the minimum and its first position are read from the
+    grid, and a skipped point is strictly above the minimum, so both are those of the full
+    grid (bit for bit). ε1 is formed at every point in grid order (as the full grid does);
+    the point with the smallest ε1 is evaluated first (every other point's ε1 is at least
+    it, so its weights serve every point's floor), then the rest in the order of the closed
+    statement's value (cheap; it ranks the optimal one closely), each point's floor drawn
+    from the evaluated point with the largest ε1 not above its own."""
+    zs = list(_GRID_Z)
+    d1s = [split(z)[0] for z in zs]
+    xs = [e1(d) for d in d1s]
+    vals: list = [None] * len(zs)
+    fin = [i for i, x in enumerate(xs) if math.isfinite(x)]
+    if fin:
+        first = min(fin, key=lambda i: (xs[i], -i))
+        rest = sorted((i for i in range(len(zs)) if i != first),
+                      key=lambda i: (closed_val(d1s[i]), i))
+        order = [first] + rest
+    else:
+        order = list(range(len(zs)))
+    best = math.inf
+    refs: list = []                       # ε1 of evaluated points with a finite value
+    for i in order:
+        x = xs[i]
+        if math.isfinite(best) and math.isfinite(x):
+            r = max((e for e in refs if e <= x), default=None)
+            if r is not None and _kov_loses(r, d1s[i], k, delta, best):
+                vals[i] = math.inf
+                continue
+        v_ = opt_val(d1s[i])
+        vals[i] = v_
+        if math.isfinite(v_):
+            best = min(best, v_)
+            if math.isfinite(x):
+                refs.append(x)
+    return [(vals[i], z, "grid") for i, z in enumerate(zs)]
 
 
 def compose_delta(delta_round: Callable[[float], float], rounds: int, epsilon: float, *,

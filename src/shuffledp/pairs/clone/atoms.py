@@ -19,7 +19,7 @@ from ...core._parallel import parallel, pmap, threads
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
 from .rdp_points import (_SlicePoints, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
-                         _step_for, _x_windows)
+                         _step_for, _window_core, _x_windows)
 from .slices import _log_tails, _pair_slices
 
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
@@ -132,7 +132,7 @@ def pair_floor_atoms(pair, max_atoms: int | None = None):
     """
     _need_g0(pair, "pair_floor_atoms")
     budget = int(max_atoms or FLOOR_MAX_ATOMS)
-    cs, _, _, _, logw = _rdp_window(pair.n, pair.p, _FLOOR_SDS)
+    cs, _, logw = _window_core(pair.n, pair.p, _FLOOR_SDS)     # (no tails needed)
     step = _step_for(cs, _FLOOR_SDS, budget)
     starts = np.arange(0, cs.size, step)
     ends = np.append(starts[1:], cs.size) - 1

@@ -40,13 +40,62 @@ def _rdp_window_sds(lam_max: int, log_ratio: float) -> float:
 def _rdp_window(n: int, p: float, K: float):
     """Slices c in mean ± (K sd(C) + 3), their probabilities, log bounds on Pr[C < lo] and
     Pr[C > hi] (``_log_tails``), and the slices' log probabilities (which may be below the
-    float range where the probabilities underflow)."""
+    float range where the probabilities underflow). The arrays are read-only views
+    (``_window_core``)."""
     m = n - 1
     lo, hi = binom_window(m, p, K, 3)
-    cs = np.arange(lo, hi + 1)
-    logw = binom_logpmf(cs, m, p, 1.0 - p)
+    cs, w, logw = _window_core(n, p, K)
     log_below, log_above = _log_tails(m, p, lo, hi)
-    return cs, np.exp(logw), log_below, log_above, logw
+    return cs, w, log_below, log_above, logw
+
+
+#: The widest slice window formed so far for each (n, p): (lo, hi, c, Pr[C = c], log of
+#: it), read-only. A window at any K inside it is its slice: ``binom_logpmf`` and ``exp``
+#: are elementwise (each value depends on its own c only; checked in
+#: tests/test_clone_windows_same_floats.py), so a slice holds the floats the window's own
+#: evaluation would. At most _WIDE_MAX pairs are kept.
+_WIDE: dict = register(__name__ + "._WIDE", {})
+_WIDE_MAX = 8
+#: The widest K a window of n users was asked at (``_window_core``): a new p's window is
+#: formed that wide at once when it holds at most _HINT_MAX_SLICES slices. An ε0 search
+#: asks every member's pair for the same rungs (K = 20, 24, 32, 40, ..., then 7 and 36 for
+#: its floors): one binomial evaluation instead of one per rung. It only decides how
+#: wide the stored window is, never a value.
+_K_HINT: dict = register(__name__ + "._K_HINT", {})
+_HINT_MAX_SLICES = 16_384
+
+
+def _window_core(n: int, p: float, K: float):
+    """(c, Pr[C = c], log Pr[C = c]) for the slices c in mean ± (K sd(C) + 3), C ~ Bin(n − 1,
+    p): read-only views of the widest window formed for (n, p) (``_WIDE``), without the
+    tails (``_rdp_window`` adds them)."""
+    m = n - 1
+    lo, hi = binom_window(m, p, K, 3)
+    key = (n, p)
+    hit = _WIDE.get(key)
+    if hit is None or lo < hit[0] or hi > hit[1]:
+        wlo, whi = lo, hi
+        hint = _K_HINT.get(n, 0.0)
+        if hint > K:
+            l2, h2 = binom_window(m, p, hint, 3)
+            if h2 - l2 + 1 <= _HINT_MAX_SLICES:
+                wlo, whi = l2, h2
+        if hit is not None:
+            wlo, whi = min(wlo, hit[0]), max(whi, hit[1])
+        cs = np.arange(wlo, whi + 1)
+        logw = binom_logpmf(cs, m, p, 1.0 - p)
+        w = np.exp(logw)
+        for a in (cs, w, logw):
+            a.setflags(write=False)
+        hit = (wlo, whi, cs, w, logw)
+        _WIDE.pop(key, None)
+        _WIDE[key] = hit
+        while len(_WIDE) > _WIDE_MAX:
+            _WIDE.pop(next(iter(_WIDE)))
+    if K > _K_HINT.get(n, 0.0):
+        _K_HINT[n] = K
+    i0, i1 = lo - hit[0], hi - hit[0] + 1
+    return hit[2][i0:i1], hit[3][i0:i1], hit[4][i0:i1]
 
 
 def _rdp_plan(pair, K: float, step: int | None, budget: int, jstop: int | None = None):

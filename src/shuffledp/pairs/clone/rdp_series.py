@@ -209,13 +209,36 @@ def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
     have non-negative Taylor coefficients) and the recurrence adds non-negative terms only.
     """
     # In Python floats (the same IEEE double operations as on numpy's float64 entries,
-    # without an array read and write per term).
+    # without an array read and write per term). The coefficients do not depend on kmax
+    # (each is formed from the two before it), so they are kept per (λ, γ) at the most
+    # terms asked so far and a smaller kmax reads their prefix: an order search asks the
+    # same λ at 16, 32 and 64 terms (its one-slice checks and its window), ~2 of every 3
+    # calls. The list is extended on a copy (a kept array is never written).
     gamma = float(gamma)
-    c = [1.0, (2 * lam - 1) * gamma, 2.0 * lam * (lam - 1) * gamma * gamma]
-    a = 2.0 * lam - 1.0
-    for j in range(2, 2 * kmax):
-        c.append(gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1))
-    return np.array(c)[2::2]         # a strided view, as before: BLAS's path follows the stride
+    key = (lam, gamma)
+    hit = _PSI.get(key)
+    if hit is None or hit[0] < kmax:
+        if hit is None:
+            c = [1.0, (2 * lam - 1) * gamma, 2.0 * lam * (lam - 1) * gamma * gamma]
+        else:
+            c = list(hit[1])
+        a = 2.0 * lam - 1.0
+        for j in range(len(c) - 1, 2 * kmax):
+            c.append(gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1))
+        arr = np.array(c)
+        arr.flags.writeable = False
+        hit = (kmax, c, arr)
+        _PSI.pop(key, None)
+        _PSI[key] = hit
+        while len(_PSI) > _PSI_MAX:
+            _PSI.pop(next(iter(_PSI)))
+    # a strided view of an array of all terms, as before: BLAS's path follows the stride
+    return hit[2][2:2 * kmax + 1:2]
+
+
+#: ``_psi_even``'s coefficients: (λ, γ) -> (kmax, list of ψ_j γ^j, j ≤ 2·kmax, its array).
+_PSI: dict = register(__name__ + "._PSI", {})
+_PSI_MAX = 4096
 
 
 def _series_slices(pair, lam: int, K: float, kmax: int):
@@ -295,9 +318,12 @@ def _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g):
     k = fixed.size
     half_s = 0.5 * s
     ln2 = math.log(2.0)
+    skip = _dominated_rows(fixed, part, log_top)
     tot = np.empty((k + 1, s.size))
     with np.errstate(over="ignore"):
         for j in range(k + 1):
+            if j < k and skip[j]:
+                continue
             row = tot[j]
             if j < k:
                 np.add(part[j], log_top, out=row)
@@ -326,8 +352,47 @@ def _remainder_rows(s, log_top, fixed, t_h, part, log_psi_g):
     # The smallest candidate per slice, row by row (a minimum is exact).
     rem = tot[0].copy()
     for j in range(1, k + 1):
+        if j < k and skip[j]:
+            continue
         np.minimum(rem, tot[j], out=rem)
     return rem
+
+
+#: Margin of ``_dominated_rows`` on the first terms' exponents (absolute, and relative to
+#: their size): far above the rounding of the sums part + log_top (~1e-16 relative) and
+#: of exp (≤ a few ulps), so the exponentials keep their order.
+_ROW_MARGIN = 1e-12
+
+
+def _dominated_rows(fixed, part, log_top) -> list:
+    """Fixed candidates of ``_remainder_rows`` whose row is at or above the first row
+    (t = 1: the first term alone, no Hoeffding term) at every slice, so that leaving them
+    out of the minimum changes no float. Row j's value is fl(exp(fl(part_j + log_top)))
+    plus a term ≥ 0 (which can only raise it); where part_j exceeds part_0 by more than
+    ``_ROW_MARGIN`` (absolute, plus relative to |part| and |log_top|), fl(part_j + log_top)
+    exceeds fl(part_0 + log_top) by more than 1e-12 at every slice, and exp keeps that
+    order wherever its value is a normal float (part_0 + min log_top ≥ −700 is asked;
+    above the float range both are +∞). A fixed t ≥ 1 with part_j = part_0 (t_fix
+    clipped to 1: the same operations on the same inputs) is the first row itself. For
+    orders below about the term count, t_fix is 1 and every fixed t < 1 has a larger first
+    term: four of the six rows are left out there."""
+    k = fixed.size
+    skip = [False] * k
+    if not float(fixed[0]) >= 1.0:
+        return skip
+    p0 = float(part[0])
+    lt_min = float(np.min(log_top)) if log_top.size else math.nan
+    lt_abs = float(np.max(np.abs(log_top))) if log_top.size else math.nan
+    if not (math.isfinite(p0) and math.isfinite(lt_min) and math.isfinite(lt_abs)
+            and p0 + lt_min >= -700.0):
+        return skip
+    for j in range(1, k):
+        pj = float(part[j])
+        if float(fixed[j]) >= 1.0 and pj == p0:
+            skip[j] = True
+        elif pj - p0 > _ROW_MARGIN * (1.0 + abs(p0) + abs(pj) + lt_abs):
+            skip[j] = True
+    return skip
 
 
 #: Margin of ``_first_slice_fails``: its one-row value and remainder may differ from the
