@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ..core._parallel import parallel, pmap, threads
 from .steps import run_steps
 
 __all__ = ["trapezoid_positive_sum", "trapezoid_steps", "STEPS", "ATOMS_MAX", "NODES_MAX"]
@@ -214,20 +215,23 @@ def _bands(jobs) -> list:
         segs = [(i, k0, min(k0 + step, jobs[i][6].size)) for i in idx
                 for k0 in range(0, jobs[i][6].size, step)]
         acc = {i: [0.0, 0.0, 0.0] for i in idx}
-        c0 = 0
+        chunks, c0 = [], 0
         while c0 < len(segs):
             c1, rows = c0, 0
             while c1 < len(segs) and (c1 == c0 or rows + segs[c1][2] - segs[c1][1] <= step):
                 rows += segs[c1][2] - segs[c1][1]
                 c1 += 1
-            chunk = segs[c0:c1]
-            sums = _band_rows(jobs, chunk, nnz)
+            chunks.append(segs[c0:c1])
+            c0 = c1
+        # each segment's sums are its own (row-wise operations, sums over its rows), so the
+        # chunks may be cut at any segment and evaluated on the thread pool in pieces
+        chunks = _split_for_threads(chunks, lambda sg: (sg[2] - sg[1]) * nnz)
+        for chunk, sums in zip(chunks, pmap(lambda c: _band_rows(jobs, c, nnz), chunks)):
             for (i, _, _), (t, e, g) in zip(chunk, sums):
                 a = acc[i]
                 a[0] += t
                 a[1] += e
                 a[2] += g
-            c0 = c1
         for i in idx:
             total, err, gabs = acc[i]
             M, ks = jobs[i][5], jobs[i][6]
@@ -237,6 +241,39 @@ def _bands(jobs) -> list:
             S = total / M
             err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
             out[i] = (S, err, gabs / M)
+    return out
+
+
+#: Elements (rows × atoms or differences) from which a batch's array work is cut in pieces
+#: for the thread pool (``_split_for_threads``): about a millisecond of numpy work each.
+_THREAD_MIN = 40_000
+
+
+def _split_for_threads(groups, size):
+    """``groups`` (lists of items evaluated in one array each) with each large group cut
+    into ``threads()`` consecutive pieces of about equal ``size`` (the sum of ``size(item)``),
+    in order, when the pool can run them side by side and every piece has at least
+    ``_THREAD_MIN`` of it; unchanged otherwise. Items stay whole and in order."""
+    k = threads()
+    if k < 2 or not parallel():
+        return groups
+    out = []
+    for g in groups:
+        sizes = [size(x) for x in g]
+        total = sum(sizes)
+        parts = min(k, len(g), int(total // _THREAD_MIN))
+        if parts < 2:
+            out.append(g)
+            continue
+        cut = total / parts
+        bounds, acc, want = [0], 0, 1
+        for i, s_ in enumerate(sizes):
+            acc += s_
+            if want < parts and acc >= want * cut and i + 1 < len(g):
+                bounds.append(i + 1)
+                want += 1
+        bounds.append(len(g))
+        out.extend(g[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a)
     return out
 
 
@@ -423,8 +460,12 @@ def _remainders(jobs) -> list:
         for st in go:
             by_d.setdefault(st.dd.size, []).append(st)
         active = []
-        for group in by_d.values():
-            active.extend(_rem_round(group, res))
+        # each job's round is its own rows (the same floats in any grouping): large groups
+        # are cut in pieces and evaluated on the thread pool, in order
+        pieces = _split_for_threads(list(by_d.values()),
+                                    lambda st: st.lo.size * st.dd.size)
+        for nxt in pmap(lambda g: _rem_round(g, res), pieces):
+            active.extend(nxt)
         if not active:
             return res
     for st in active:

@@ -473,7 +473,7 @@ def _sparse_job(job):
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
 _STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
 #: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
-_DEFER = ("fft", "sparse")
+_DEFER = ("fft", "sparse", "band", "rem")
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
