@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..core._parallel import pmap
+from ..core._parallel import parallel, pmap
 from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
                        next_fast_len, run_steps, run_steps_many)
 from ..numerics import lattice_fourier as _lf
@@ -136,13 +136,33 @@ def chernoff_positive_parts(atom_sets, n: int, points: int = 129,
     if got is None:
         return out
     live, V, LP, size = got
+    # every set's search is its own row (row-wise operations and reductions): large batches
+    # are cut in two and searched on the thread pool, the same floats
+    N = len(live)
+    cuts = [0, N]
+    if parallel() and N >= 2 and N * points * V.shape[1] >= _CHERNOFF_THREAD_MIN:
+        cuts = [0, N // 2, N]
+    pieces = pmap(lambda ab: _chernoff_rows(V[ab[0]:ab[1]], LP[ab[0]:ab[1]],
+                                            size[ab[0]:ab[1]], n, points, passes),
+                  list(zip(cuts[:-1], cuts[1:])))
+    out[live] = np.concatenate(pieces)
+    return out
+
+
+#: Sets × grid points × atoms of a Chernoff batch from which it is split over two threads.
+_CHERNOFF_THREAD_MIN = 200_000
+
+
+def _chernoff_rows(V, LP, size, n: int, points: int, passes: int) -> np.ndarray:
+    """``chernoff_positive_parts``' zooming grid search for the prepared rows (values,
+    log-probabilities, atom counts): the bound of each row."""
     K = V.shape[1]
     span = np.max(np.abs(V), axis=1)
     lo = np.log(1e-6 / (span * math.sqrt(n)))
     hi = np.log(1e3 / span)
-    rows = np.arange(len(live))
+    rows = np.arange(V.shape[0])
     grid = np.linspace(0.0, 1.0, points)
-    best_u, best_f = np.zeros(len(live)), np.full(len(live), np.inf)
+    best_u, best_f = np.zeros(V.shape[0]), np.full(V.shape[0], np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         for _ in range(passes):
             U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
@@ -166,9 +186,7 @@ def chernoff_positive_parts(atom_sets, n: int, points: int = 129,
     val = best_f + slack
     res = np.where(val >= 709.0, math.inf,
                    np.where(val > -744.0, np.exp(np.minimum(val, 709.0)), 5e-324))
-    res = np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
-    out[live] = res
-    return out
+    return np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
 
 
 def _log_mgf_rows(LP, V, U):
