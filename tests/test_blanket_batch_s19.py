@@ -198,3 +198,41 @@ def test_prep_again_is_prep_of_the_negated_atoms():
         assert want[0].tobytes() == got[0].tobytes() and want[1].tobytes() == got[1].tobytes()
     with pytest.raises(ValueError):
         iid._prep_again(np.array([np.inf, -1.0]), np.array([0.5, 0.5]))
+
+
+def _old_nodes_in(los, his, M, kB, cap=LF._PEAKS_MAX):
+    """Frozen: lattice_fourier._nodes_in before session 19 (np.unique of every run's nodes)."""
+    if not los:
+        return np.zeros(0, dtype=np.int64)
+    lo = np.concatenate(los)
+    hi = np.concatenate(his)
+    a = np.maximum(np.floor(lo * M / (2.0 * math.pi)).astype(np.int64) - 1, kB + 1)
+    b = np.minimum(np.ceil(hi * M / (2.0 * math.pi)).astype(np.int64) + 1, (M - 1) // 2)
+    lens = np.maximum(b - a + 1, 0)
+    count = int(lens.sum())
+    if count > cap:
+        return None
+    first = np.repeat(a, lens)
+    within = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    return np.unique(first + within)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_peak_nodes_merged_are_the_unique_nodes(seed):
+    """Overlapping, touching, empty and clipped runs; a cap below and above the count."""
+    rng = np.random.default_rng(seed)
+    for t in range(400):
+        M = int(rng.integers(3, 10**6)) * 2 + 1
+        kB = int(rng.integers(0, M // 2))
+        los, his = [], []
+        for _ in range(int(rng.integers(0, 4))):
+            c = int(rng.integers(0, 30))
+            lo = rng.uniform(0.0, math.pi, c)
+            w = rng.uniform(0.0, 1.0, c) * 10.0 ** rng.uniform(-6, -1)
+            los.append(lo)
+            his.append(np.minimum(lo + w, math.pi * (1.0 + 1e-7)))
+        cap = LF._PEAKS_MAX if t % 2 else int(rng.integers(0, 50))
+        want, got = _old_nodes_in(los, his, M, kB, cap), LF._nodes_in(los, his, M, kB, cap)
+        assert (want is None) == (got is None)
+        if want is not None:
+            assert want.dtype == got.dtype and np.array_equal(want, got)

@@ -575,7 +575,23 @@ def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):
     count = int(lens.sum())
     if count > cap:
         return None
-    # every interval's run a … b, listed without a Python loop
-    first = np.repeat(a, lens)
-    within = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    return np.unique(first + within)
+    # the union of the runs a … b, sorted and once each (what np.unique of every run's
+    # nodes gives), from the runs merged in order of their starts: a sort of the runs
+    # (tens) instead of their nodes (thousands), then listed without a Python loop
+    live = lens > 0
+    if not live.any():
+        return np.zeros(0, dtype=np.int64)
+    a, b = a[live], b[live]
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], b[order]
+    reach = np.maximum.accumulate(b)
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = a[1:] > reach[:-1] + 1                 # a gap before this run: a new block
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], a.size) - 1
+    ra, rb = a[starts], reach[ends]
+    rl = rb - ra + 1
+    total = int(rl.sum())
+    first = np.repeat(ra, rl)
+    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(rl) - rl, rl)
+    return first + within
