@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ..core._parallel import parallel, pmap, threads
 from .steps import run_steps
 
 __all__ = ["trapezoid_positive_sum", "trapezoid_steps", "STEPS", "ATOMS_MAX", "NODES_MAX"]
@@ -74,9 +75,16 @@ def _sin_c2(r: np.ndarray, M: int):
     (computed from the integer M − 2|r|) where |x| > π/2, so both arguments stay in
     [−π/2, π/2] where y·cot y ≤ 1."""
     x = r * (_TWO_PI / M)
-    far = 4 * np.abs(r) > M
-    comp = (M - 2 * np.abs(r)) * (math.pi / M)
-    s = np.where(far, np.sign(r) * np.sin(comp), np.sin(x))
+    ar = np.abs(r)
+    far = 4 * ar > M
+    # each element's sine from the one argument it uses (a sine costs ~20 ns: the other
+    # argument's was a third of the work), elementwise the same floats as over all of them
+    s = np.empty(x.shape)
+    near = ~far
+    s[near] = np.sin(x[near])
+    if far.any():
+        Mf = np.broadcast_to(M, r.shape)[far] if np.ndim(M) else M
+        s[far] = np.sign(r[far]) * np.sin((Mf - 2 * ar[far]) * (math.pi / Mf))
     h = np.sin(0.5 * x)
     return s, 2.0 * h * h
 
@@ -88,7 +96,17 @@ def _reduce(k: np.ndarray, j: np.ndarray, M) -> np.ndarray:
         r = np.mod(np.multiply.outer(k, j), M)
         return np.where(2 * r > M, r - M, r)
     Mc = np.asarray(M)[:, None]
-    r = np.mod(k[:, None] * j, Mc)
+    r = k[:, None] * j
+    if np.all(Mc & 1):
+        # M odd (always, from ``trapezoid_steps``): the residue in (−M/2, M/2] is
+        # ((k·j + h) mod M) − h with h = (M − 1)/2, the same integers in three passes in place
+        # (|k·j| + h < 2⁶³ as above)
+        h = Mc >> 1
+        r += h
+        np.mod(r, Mc, out=r)
+        r -= h
+        return r
+    np.mod(r, Mc, out=r)
     return np.where(2 * r > Mc, r - Mc, r)
 
 
@@ -142,8 +160,9 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     e2 = e1 * (2.0 + e1)               # s² − 1
     e2_up = e2 + 4.0 * _U * abs(e2) + 1e-300
     # V = s Σ q (j − c)² − (Σ q (j − c))² = Σ_{a<b} q_a q_b (j_a − j_b)², from below
-    jc = j - float(np.sum(q * j) / sq)
-    V = (sq * float(np.sum(q * jc * jc)) - float(np.sum(q * jc)) ** 2) * (1.0 - 1e-10)
+    # (np.add.reduce: np.sum of an array without its argument handling, the same sums)
+    jc = j - float(np.add.reduce(q * j) / sq)
+    V = (sq * float(np.add.reduce(q * jc * jc)) - float(np.add.reduce(q * jc)) ** 2) * (1.0 - 1e-10)
     if not V > 0.0:
         return None
     # M odd: nodes k and M − k are conjugate, no self-conjugate node at θ = π.
@@ -214,20 +233,23 @@ def _bands(jobs) -> list:
         segs = [(i, k0, min(k0 + step, jobs[i][6].size)) for i in idx
                 for k0 in range(0, jobs[i][6].size, step)]
         acc = {i: [0.0, 0.0, 0.0] for i in idx}
-        c0 = 0
+        chunks, c0 = [], 0
         while c0 < len(segs):
             c1, rows = c0, 0
             while c1 < len(segs) and (c1 == c0 or rows + segs[c1][2] - segs[c1][1] <= step):
                 rows += segs[c1][2] - segs[c1][1]
                 c1 += 1
-            chunk = segs[c0:c1]
-            sums = _band_rows(jobs, chunk, nnz)
+            chunks.append(segs[c0:c1])
+            c0 = c1
+        # each segment's sums are its own (row-wise operations, sums over its rows), so the
+        # chunks may be cut at any segment and evaluated on the thread pool in pieces
+        chunks = _split_for_threads(chunks, lambda sg: (sg[2] - sg[1]) * nnz)
+        for chunk, sums in zip(chunks, pmap(lambda c: _band_rows(jobs, c, nnz), chunks)):
             for (i, _, _), (t, e, g) in zip(chunk, sums):
                 a = acc[i]
                 a[0] += t
                 a[1] += e
                 a[2] += g
-            c0 = c1
         for i in idx:
             total, err, gabs = acc[i]
             M, ks = jobs[i][5], jobs[i][6]
@@ -237,6 +259,39 @@ def _bands(jobs) -> list:
             S = total / M
             err = err / M * (1.0 + 4.0 * _U) + (ks.size + 4.0) * _U * gabs / M * 1.01
             out[i] = (S, err, gabs / M)
+    return out
+
+
+#: Elements (rows × atoms or differences) from which a batch's array work is cut in pieces
+#: for the thread pool (``_split_for_threads``): about a millisecond of numpy work each.
+_THREAD_MIN = 40_000
+
+
+def _split_for_threads(groups, size):
+    """``groups`` (lists of items evaluated in one array each) with each large group cut
+    into ``threads()`` consecutive pieces of about equal ``size`` (the sum of ``size(item)``),
+    in order, when the pool can run them side by side and every piece has at least
+    ``_THREAD_MIN`` of it; unchanged otherwise. Items stay whole and in order."""
+    k = threads()
+    if k < 2 or not parallel():
+        return groups
+    out = []
+    for g in groups:
+        sizes = [size(x) for x in g]
+        total = sum(sizes)
+        parts = min(k, len(g), int(total // _THREAD_MIN))
+        if parts < 2:
+            out.append(g)
+            continue
+        cut = total / parts
+        bounds, acc, want = [0], 0, 1
+        for i, s_ in enumerate(sizes):
+            acc += s_
+            if want < parts and acc >= want * cut and i + 1 < len(g):
+                bounds.append(i + 1)
+                want += 1
+        bounds.append(len(g))
+        out.extend(g[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a)
     return out
 
 
@@ -423,8 +478,12 @@ def _remainders(jobs) -> list:
         for st in go:
             by_d.setdefault(st.dd.size, []).append(st)
         active = []
-        for group in by_d.values():
-            active.extend(_rem_round(group, res))
+        # each job's round is its own rows (the same floats in any grouping): large groups
+        # are cut in pieces and evaluated on the thread pool, in order
+        pieces = _split_for_threads(list(by_d.values()),
+                                    lambda st: st.lo.size * st.dd.size)
+        for nxt in pmap(lambda g: _rem_round(g, res), pieces):
+            active.extend(nxt)
         if not active:
             return res
     for st in active:
@@ -445,15 +504,28 @@ def _rem_round(group, res) -> list:
 
     DD = np.repeat(np.stack([st.dd for st in group]), lens, axis=0)
     C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
-    Y0 = LO[:, None] * DD * (1.0 - 4.0 * _U)
-    Y1 = HI[:, None] * DD * (1.0 + 4.0 * _U)
-    t0 = Y0 / _TWO_PI * (1.0 - 1e-12) - 1e-12
-    t1 = Y1 / _TWO_PI * (1.0 + 1e-12) + 1e-12
-    has_zero = np.floor(t1) >= np.ceil(t0)
-    m0 = np.sin(0.5 * Y0) ** 2
-    m1 = np.sin(0.5 * Y1) ** 2
-    mn = 2.0 * np.minimum(m0, m1) - 4.0 * _U * Y1 - 8.0 * _U
-    mn = np.where(has_zero, 0.0, np.maximum(mn, 0.0))
+    # the same operations as Y0 = LO·DD·(1 − 4u), t0 = Y0/2π·(1 − 1e-12) − 1e-12, … in place
+    Y0 = LO[:, None] * DD
+    Y0 *= 1.0 - 4.0 * _U
+    Y1 = HI[:, None] * DD
+    Y1 *= 1.0 + 4.0 * _U
+    t0 = Y0 / _TWO_PI
+    t0 *= 1.0 - 1e-12
+    t0 -= 1e-12
+    t1 = Y1 / _TWO_PI
+    t1 *= 1.0 + 1e-12
+    t1 += 1e-12
+    has_zero = np.floor(t1, out=t1) >= np.ceil(t0, out=t0)
+    # 1 − cos(θd) over the interval: 0 where it holds a multiple of 2π, else the smaller
+    # end's 2 sin²(y/2) less its rounding. The sines (~17 ns each at these arguments) are
+    # taken only where the interval holds no zero, elementwise as over the whole array.
+    mn = np.zeros_like(Y0)
+    live = ~has_zero
+    y1 = Y1[live]
+    m0 = np.square(np.sin(0.5 * Y0[live]))
+    m1 = np.square(np.sin(0.5 * y1))
+    m = 2.0 * np.minimum(m0, m1) - 4.0 * _U * y1 - 8.0 * _U
+    mn[live] = np.maximum(m, 0.0)
     LB = np.sum(mn * C, axis=1) * (1.0 - 1e-12)
     lb = (_log_pow(LB, per_row([st.e2 for st in group]), per_row([st.hn for st in group]))
           + _log_absW(LO, per_row([st.a02 for st in group]), per_row([st.fem for st in group]),
@@ -503,7 +575,23 @@ def _nodes_in(los, his, M, kB, cap=_PEAKS_MAX):
     count = int(lens.sum())
     if count > cap:
         return None
-    # every interval's run a … b, listed without a Python loop
-    first = np.repeat(a, lens)
-    within = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-    return np.unique(first + within)
+    # the union of the runs a … b, sorted and once each (what np.unique of every run's
+    # nodes gives), from the runs merged in order of their starts: a sort of the runs
+    # (tens) instead of their nodes (thousands), then listed without a Python loop
+    live = lens > 0
+    if not live.any():
+        return np.zeros(0, dtype=np.int64)
+    a, b = a[live], b[live]
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], b[order]
+    reach = np.maximum.accumulate(b)
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = a[1:] > reach[:-1] + 1                 # a gap before this run: a new block
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], a.size) - 1
+    ra, rb = a[starts], reach[ends]
+    rl = rb - ra + 1
+    total = int(rl.sum())
+    first = np.repeat(ra, rl)
+    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(rl) - rl, rl)
+    return first + within

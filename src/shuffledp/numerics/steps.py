@@ -39,17 +39,23 @@ def run_steps_many(gens, runners, defer=()) -> list:
         except StopIteration as stop:
             out[i] = stop.value
     while pending:
+        # the pending pieces by kind, each kind's in the generators' pending order (one pass)
+        by_kind: dict = {}
+        for i, job in pending.items():
+            got = by_kind.get(job[0])
+            if got is None:
+                if job[0] not in runners:
+                    raise KeyError(f"no runner for the step kind {job[0]!r}")
+                by_kind[job[0]] = [i]
+            else:
+                got.append(i)
+        now = [k for k in runners if k in by_kind and k not in defer]
+        if not now:
+            now = [k for k in runners if k in by_kind]
         sent = {}
-        for job in pending.values():
-            if job[0] not in runners:
-                raise KeyError(f"no runner for the step kind {job[0]!r}")
-        now = [k for k in runners if k not in defer]
-        if not any(job[0] in now for job in pending.values()):
-            now = list(runners)
         for kind in now:
-            idx = [i for i, job in pending.items() if job[0] == kind]
-            if idx:
-                sent.update(zip(idx, runners[kind]([pending[i][1] for i in idx])))
+            idx = by_kind[kind]
+            sent.update(zip(idx, runners[kind]([pending[i][1] for i in idx])))
         pending = {i: job for i, job in pending.items() if i not in sent}
         for i, r in sent.items():
             try:

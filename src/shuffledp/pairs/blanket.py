@@ -113,6 +113,36 @@ def _pair_atoms(pairs, eps, excess, tops=None):
     return [f(p, eps, t) for p, t in zip(pairs, tops)]
 
 
+def _curve_atoms(pairs, eps_list, tops):
+    """``[_pair_atoms(pairs, e, e < 0, tops) for e in eps_list]``, each pair's rows formed in
+    one array: values a − t·b (ε ≥ 0) or t·b − a (ε < 0) and errors 8u·(a + t·b) with
+    t = ``math.exp(ε)``, elementwise the same operations as ``gparv.BlanketPair.atoms`` and
+    ``_excess_atoms`` (tests/test_blanket_batch_s19.py), the zero atom last; None where H
+    is 0. The probabilities are one shared array per pair (nothing writes to them)."""
+    out = [[None] * len(pairs) for _ in eps_list]
+    U8 = 8.0 * 2.0 ** -53
+    for c, (pair, top) in enumerate(zip(pairs, tops)):
+        for excess in (False, True):
+            rows = [r for r, e in enumerate(eps_list)
+                    if (e < 0) == excess and (-e if excess else e) < top]
+            if not rows:
+                continue
+            t = np.array([math.exp(eps_list[r]) for r in rows])[:, None]
+            m = pair.a.size
+            tb = t * pair.b
+            vals = np.zeros((len(rows), m + 1))
+            err = np.zeros((len(rows), m + 1))
+            if excess:
+                np.subtract(tb, pair.a, out=vals[:, :m])
+            else:
+                np.subtract(pair.a, tb, out=vals[:, :m])
+            np.multiply(U8, pair.a + tb, out=err[:, :m])
+            probs = np.append(pair.w, pair.w0)
+            for k, r in enumerate(rows):
+                out[r][c] = (vals[k], probs, err[k])
+    return out
+
+
 def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None):
     """(certified upper value of max over pairs, index of the pair it came from, details).
 
@@ -328,7 +358,7 @@ def _fdp_cached(mech, n, rate, points, nu):
     small = np.zeros(grid.size)
     todo = [i for i, e in enumerate(grid) if abs(e) < top]   # else H = 1 − t or H = 0 exactly
     tops = [p.max_log_ratio() for p in pairs]
-    atoms = [_pair_atoms(pairs, float(grid[i]), bool(grid[i] < 0), tops) for i in todo]
+    atoms = _curve_atoms(pairs, [float(grid[i]) for i in todo], tops)
     # Every point's Chernoff bounds in one vectorised search (they order and prune the sums)
     flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
     cher = flat.reshape(len(todo), len(pairs)) if todo else flat

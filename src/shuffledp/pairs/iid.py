@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..core._parallel import pmap
+from ..core._parallel import parallel, pmap
 from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
                        next_fast_len, run_steps, run_steps_many)
 from ..numerics import lattice_fourier as _lf
@@ -89,6 +89,21 @@ def _prep(values, probs, value_err):
     return _moved_up(v[keep], e[keep]), p[keep]
 
 
+#: The reductions of 1-D arrays called directly (``np.sum(a)`` is ``np.add.reduce(a)`` on an
+#: array, after a few microseconds of argument handling; a curve has ~30 of them per sum).
+_asum, _amax, _amin = np.add.reduce, np.maximum.reduce, np.minimum.reduce
+
+
+def _prep_again(v, p):
+    """``_prep(v, p, None)`` for atoms that came out of ``_prep`` (negated): every
+    probability is positive and sums to 1 as checked there, so only the values' move and
+    their finiteness (a move can overflow) remain; the same floats (``_moved_up`` with
+    zero errors)."""
+    if not np.isfinite(v).all():
+        return _prep(v, p, None)                       # raises the error as before
+    return _moved_up(v, np.zeros(v.size)), p
+
+
 def _moved_up(v, e):
     """Every atom moved up by its stated error and by the rounding of what follows."""
     return v + e + 4.0 * _U * np.abs(v)
@@ -121,13 +136,33 @@ def chernoff_positive_parts(atom_sets, n: int, points: int = 129,
     if got is None:
         return out
     live, V, LP, size = got
+    # every set's search is its own row (row-wise operations and reductions): large batches
+    # are cut in two and searched on the thread pool, the same floats
+    N = len(live)
+    cuts = [0, N]
+    if parallel() and N >= 2 and N * points * V.shape[1] >= _CHERNOFF_THREAD_MIN:
+        cuts = [0, N // 2, N]
+    pieces = pmap(lambda ab: _chernoff_rows(V[ab[0]:ab[1]], LP[ab[0]:ab[1]],
+                                            size[ab[0]:ab[1]], n, points, passes),
+                  list(zip(cuts[:-1], cuts[1:])))
+    out[live] = np.concatenate(pieces)
+    return out
+
+
+#: Sets × grid points × atoms of a Chernoff batch from which it is split over two threads.
+_CHERNOFF_THREAD_MIN = 200_000
+
+
+def _chernoff_rows(V, LP, size, n: int, points: int, passes: int) -> np.ndarray:
+    """``chernoff_positive_parts``' zooming grid search for the prepared rows (values,
+    log-probabilities, atom counts): the bound of each row."""
     K = V.shape[1]
     span = np.max(np.abs(V), axis=1)
     lo = np.log(1e-6 / (span * math.sqrt(n)))
     hi = np.log(1e3 / span)
-    rows = np.arange(len(live))
+    rows = np.arange(V.shape[0])
     grid = np.linspace(0.0, 1.0, points)
-    best_u, best_f = np.zeros(len(live)), np.full(len(live), np.inf)
+    best_u, best_f = np.zeros(V.shape[0]), np.full(V.shape[0], np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         for _ in range(passes):
             U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
@@ -151,9 +186,7 @@ def chernoff_positive_parts(atom_sets, n: int, points: int = 129,
     val = best_f + slack
     res = np.where(val >= 709.0, math.inf,
                    np.where(val > -744.0, np.exp(np.minimum(val, 709.0)), 5e-324))
-    res = np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
-    out[live] = res
-    return out
+    return np.where(np.isfinite(best_f), res, math.inf)     # never rounded down to 0
 
 
 def _log_mgf_rows(LP, V, U):
@@ -261,15 +294,18 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
-                         sds: float = 7.0, split: bool | None = None, _inner: bool = False):
-    """``positive_part`` as a step generator (``lattice_fourier.trapezoid_steps``)."""
+                         sds: float = 7.0, split: bool | None = None, _inner: bool = False,
+                         _prepped: bool = False):
+    """``positive_part`` as a step generator (``lattice_fourier.trapezoid_steps``).
+    ``_prepped``: ``values``/``probs`` are atoms ``_prep`` returned, negated (the reflection
+    below): the same floats as ``_prep`` without its checks of what it already checked."""
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be an integer in [1, inf); got {n!r}")
-    v, p = _prep(values, probs, value_err)
+    v, p = _prep_again(values, probs) if _prepped else _prep(values, probs, value_err)
     if nu is None:
         nu = _auto_nu(n)
-    if np.max(v) <= 0.0:
+    if _amax(v) <= 0.0:
         return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
     if n == 1:
         return SumBound(float(np.sum(p * np.maximum(v, 0.0))) * (1.0 + 1e-12), {"n": 1})
@@ -279,13 +315,13 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         got = yield ("sparse", (v, p, n))
         if got is not None:
             return got
-    mean = float(np.sum(p * v))
+    mean = float(_asum(p * v))
     if mean > 0.0 and not _inner:
         # E S_+ = E S + E (−S)_+; E S rounded up. (Once only: with a mean of ~0, the
         # upward nudge of the atoms can make both signs look positive.)
         inner = yield from _positive_part_steps(-v, p, n, nu=nu, sds=sds, split=split,
-                                                _inner=True)
-        es = n * (mean + 4.0 * _U * float(np.sum(p * np.abs(v))))
+                                                _inner=True, _prepped=True)
+        es = n * (mean + 4.0 * _U * float(_asum(p * np.abs(v))))
         d = dict(inner.details)
         d["reflected"] = True
         return SumBound(float(es + inner.upper) * (1.0 + 1e-12), d)
@@ -293,7 +329,7 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     forced = split is not None          # an FFT variant asked for (tests, comparisons)
     split, nu_eff = _engine(n, nu, sds, split)
     # The lattice must stay listable: a coarser step is still valid (only looser).
-    h = max(sd / nu_eff, float(np.max(v) - np.min(v)) / MAX_SUPPORT)
+    h = max(sd / nu_eff, float(_amax(v) - _amin(v)) / MAX_SUPPORT)
 
     # ---- 1. mean-preserving two-point spread onto hZ -----------------------------------
     x = v / h
@@ -302,9 +338,11 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     lo = int(m.min())
     hi = int(m.max()) + 1
     K = hi - lo + 1
-    q = np.zeros(K)
-    np.add.at(q, (m - lo).astype(np.int64), p * (1.0 - f))
-    np.add.at(q, (m - lo).astype(np.int64) + 1, p * f)
+    # both neighbours' weights added in atom order, lower ones first: the additions of two
+    # ``np.add.at`` calls on zeros, in one ``bincount`` (it adds in input order from 0)
+    at = (m - lo).astype(np.int64)
+    q = np.bincount(np.concatenate((at, at + 1)),
+                    weights=np.concatenate((p * (1.0 - f), p * f)), minlength=K)
     j = np.arange(lo, hi + 1, dtype=float)
     live = q > 0
     lq = np.full(K, -np.inf)
@@ -473,7 +511,7 @@ def _sparse_job(job):
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
 _STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
 #: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
-_DEFER = ("fft", "sparse")
+_DEFER = ("fft", "sparse", "band", "rem")
 
 
 def _engine(n: int, nu: float, sds: float, split: bool | None):
@@ -502,13 +540,13 @@ def _smooth_span_max(n: int) -> float:
 def _law_sd(v, p, mean: float) -> float:
     """The law's standard deviation (its largest |atom| where the variance is 0): the
     lattice's step and the smoothness test are taken in it."""
-    var = float(np.sum(p * (v - mean) ** 2))
-    return math.sqrt(var) if var > 0 else float(np.max(np.abs(v)))
+    var = float(_asum(p * (v - mean) ** 2))
+    return math.sqrt(var) if var > 0 else float(_amax(np.abs(v)))
 
 
 def _span_sds(v, sd: float) -> float:
     """The atoms' span in standard deviations of the law (``_fourier``'s smoothness test)."""
-    return float(np.max(v) - np.min(v)) / sd if sd > 0.0 else math.inf
+    return float(_amax(v) - _amin(v)) / sd if sd > 0.0 else math.inf
 
 
 def fourier_first(n: int, nu: float | None = None, sds: float = 7.0,
@@ -524,7 +562,7 @@ def _atoms_rel(n: int, phi: float, jl, lM: float) -> float:
     """(1 + η)^n − 1: the relative error of the n-fold sum from the tilted atoms' rounding
     (η = 16u(1 + max|φj| + |log M|) per atom; every term of the convolution is a product
     of n atoms), for both engines."""
-    eta = 16.0 * _U * (1.0 + float(np.max(np.abs(phi * jl))) + abs(lM))
+    eta = 16.0 * _U * (1.0 + float(_amax(np.abs(phi * jl))) + abs(lM))
     return math.expm1(n * eta)
 
 
@@ -535,8 +573,8 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     the same computed value, and the sum is homogeneous of degree n in the atoms)."""
     lM = log_mgf(phi)
     qt = np.exp(lql + phi * jl - lM)
-    mu_t = float(np.sum(qt * jl))
-    sd_t = math.sqrt(max(float(np.sum(qt * (jl - mu_t) ** 2)), 1e-300))
+    mu_t = float(_asum(qt * jl))
+    sd_t = math.sqrt(max(float(_asum(qt * (jl - mu_t) ** 2)), 1e-300))
     rel = _atoms_rel(n, phi, jl, lM)
     tz = yield from trapezoid_steps(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t,
                                     work_max=work_max)
@@ -758,9 +796,9 @@ def _sparse_first(v, p, n: int, nu: float, sds: float) -> bool:
     zero = v == 0.0
     if not zero.any() or v.size - int(np.count_nonzero(zero)) > SPARSE_ATOMS:
         return False
-    if n * float(np.sum(p[~zero])) > SPARSE_MEAN:
+    if n * float(_asum(p[~zero])) > SPARSE_MEAN:
         return False
-    sd = _law_sd(v, p, float(np.sum(p * v)))
+    sd = _law_sd(v, p, float(_asum(p * v)))
     return not _fourier(n, _engine(n, nu, sds, None)[1], sds, _span_sds(v, sd))
 
 
