@@ -148,6 +148,7 @@ def test_hidden_epsilon_asks_each_eps_once_and_gives_the_same_end(monkeypatch, n
     """hidden_epsilon reuses δ(ε) at the bracket's ends: each ε is evaluated once, and the
     end is the one the same search finds evaluating δ afresh at every step."""
     from shuffledp.numerics import falling_root_certified
+    from shuffledp.numerics.search import log_gap
     hp, _ = trimmed_hidden(n, sigma, eps0, rate, None)
     assert hp is not None
     asked = []
@@ -175,10 +176,11 @@ def test_hidden_epsilon_asks_each_eps_once_and_gives_the_same_end(monkeypatch, n
             lo = hi / 8
             break
     ld = math.log(delta)
-    want = falling_root_certified(
-        lambda e: math.log(fresh(e)) - ld if fresh(e) > 0.0 else -math.inf,
-        lo, hi, xtol=1e-12, rtol=1e-8)
+    want = falling_root_certified(lambda e: log_gap(fresh(e), delta, ld), lo, hi,
+                                  xtol=1e-12, rtol=1e-8)
     assert got == want
+    # the certified end: δ(ε) ≤ δ itself there (not only log δ(ε) ≤ log δ)
+    assert fresh(got) <= delta
 
 
 @pytest.mark.parametrize("n,eps0", [(10**6, 4.09), (10**5, 4.5)])

@@ -41,8 +41,8 @@ from .logspace import (expm1mx, log1pexp, log1pmx, log_binom_coef, log_pow_minus
                        logexpm1, logsumexp, logsumexp_rows, pow_minus_tangent)
 from .rounding import REL_SLACK, round_up
 from .search import (MAX_ITER, RTOL, XTOL, SearchError, SearchResult, bisect, bisect_certified,
-                     falling_root, falling_root_certified, golden, golden_integer, golden_min,
-                     illinois_root, illinois_steps,
+                     falling_log_root, falling_root, falling_root_certified, golden,
+                     golden_integer, golden_min, illinois_root, illinois_steps,
                      increasing_root, integer_search, target_root)
 from .steps import run_steps, run_steps_many
 
@@ -83,6 +83,7 @@ __all__ = [
     "circular_run",
     "fft_powers",
     "falling_root_certified",
+    "falling_log_root",
     # added with the package split
     "binom_tail_upper",
     "binom_log_tail_upper",

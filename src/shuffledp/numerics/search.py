@@ -35,7 +35,7 @@ from typing import Callable
 
 __all__ = [
     "XTOL", "RTOL", "MAX_ITER", "SearchResult", "SearchError",
-    "bisect", "falling_root", "target_root", "integer_search", "golden", "golden_integer",
+    "bisect", "falling_root", "falling_log_root", "target_root", "integer_search", "golden", "golden_integer",
     "illinois_root", "illinois_steps",
     "bisect_certified", "falling_root_certified", "golden_min", "increasing_root",
 ]
@@ -241,6 +241,32 @@ def falling_root_certified(g: Callable[[float], float], lo: float, hi: float, *,
                            gtol: float | None = None) -> float:
     """``falling_root(...).x``."""
     return falling_root(g, lo, hi, xtol=xtol, rtol=rtol, max_iter=max_iter, gtol=gtol).x
+
+
+def log_gap(d: float, target: float, log_target: float) -> float:
+    """log d − log target, carrying the sign of d − target exactly: ≤ 0 if and only if
+    d ≤ target (−inf for d ≤ 0). log rounds, so for d a few ulps above target log d can
+    equal log target; a root search that certifies "g ≤ 0" on the plain difference would
+    then certify an ε whose δ(ε) exceeds the target. Such a d gets the smallest positive
+    float instead (and a d ≤ target whose log rounds above log target gets 0)."""
+    if not d > 0.0:
+        return -math.inf
+    g = math.log(d) - log_target
+    if d > target:
+        return g if g > 0.0 else 5e-324
+    return g if g <= 0.0 else 0.0
+
+
+def falling_log_root(delta_at: Callable[[float], float], target: float, lo: float,
+                     hi: float, *, xtol: float = XTOL, rtol: float = 1e-8,
+                     max_iter: int = MAX_ITER) -> float:
+    """The smallest certified x in [lo, hi] with ``delta_at(x) ≤ target``, for δ(x)
+    non-increasing with δ(lo) > target ≥ δ(hi): ``falling_root`` on log δ(x) − log target
+    (nearly linear in ε for a hockey-stick curve, so a few evaluations), its sign taken from
+    δ(x) − target itself (``log_gap``): the returned x had δ(x) ≤ target evaluated."""
+    lt = math.log(target)
+    return falling_root(lambda x: log_gap(delta_at(x), target, lt), lo, hi, xtol=xtol,
+                        rtol=rtol, max_iter=max_iter).x
 
 
 def illinois_root(f, lo: float, hi: float, *, xtol: float = 1e-14, rtol: float = 1e-13,

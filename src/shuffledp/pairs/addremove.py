@@ -49,7 +49,7 @@ import numpy as np
 
 from ..core import _validate as v
 from ..core._memo import memo
-from ..numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_root_certified,
+from ..numerics import (binom_logpmf, binom_tail_mass, binom_window, falling_log_root,
                        hockey_stick, round_up)
 
 __all__ = ["AddRemovePair", "addremove_pair", "ar_delta", "ar_delta_directions", "ar_epsilon",
@@ -246,13 +246,8 @@ def ar_epsilon(hp: AddRemovePair, delta: float) -> float:
         return math.inf
     if ar_delta(hp, 0.0) <= delta:
         return 0.0
-    ld = math.log(delta)
-
-    def g(e):
-        d = ar_delta(hp, e)
-        return math.log(d) - ld if d > 0.0 else -math.inf
-
-    return float(falling_root_certified(g, 0.0, hi, xtol=1e-12, rtol=1e-8))
+    return float(falling_log_root(lambda e: ar_delta(hp, e), delta, 0.0, hi, xtol=1e-12,
+                                  rtol=1e-8))
 
 
 def ar_pld_atoms(hp: AddRemovePair):

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import gparv
-from ..numerics import falling_root_certified, round_up
+from ..numerics import falling_log_root, round_up
 from ..core._parallel import pmap
 from .blanket import PLD_TAIL, _gauss_mu, _hull_masses, _max_over_pairs
 
@@ -215,13 +215,7 @@ class AddRemoveBlanket:
             return math.inf
         if self.delta(0.0) <= delta:
             return 0.0
-        ld = math.log(delta)
-
-        def f(e):
-            d = self.delta(e)
-            return math.log(d) - ld if d > 0.0 else -math.inf
-
-        return float(falling_root_certified(f, 0.0, hi, xtol=1e-12, rtol=2e-6))
+        return float(falling_log_root(self.delta, delta, 0.0, hi, xtol=1e-12, rtol=2e-6))
 
     def pure_epsilon(self):
         """None: infinite loss has positive probability."""

@@ -54,7 +54,7 @@ from ..core import _validate as v
 from ..core._lazy import special  # scipy.special on first use (import time)
 from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf_bounds_many,
                         binom_logpmf, binom_logpmf_pairs, binom_tail_mass, binom_window,
-                        falling_root_certified, half_binom_logpmf, half_binom_logpmf_runs,
+                        falling_log_root, half_binom_logpmf, half_binom_logpmf_runs,
                         round_up)
 from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
@@ -886,13 +886,7 @@ def hidden_epsilon(hp: HiddenPair, delta: float, budget: int | None = None,
             break
     # Regula falsi on log δ(ε) (nearly linear in ε): a few evaluations instead of ~30; the
     # end returned is certified exactly as bisection's (δ(ε) ≤ delta was evaluated there).
-    ld = math.log(delta)
-
-    def g(e):
-        d = dlt(e)
-        return math.log(d) - ld if d > 0.0 else -math.inf
-
-    return float(falling_root_certified(g, lo, hi, xtol=1e-12, rtol=1e-8))
+    return float(falling_log_root(dlt, delta, lo, hi, xtol=1e-12, rtol=1e-8))
 
 
 # ----------------------------------------------------------------------------------------
