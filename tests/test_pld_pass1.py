@@ -98,3 +98,89 @@ def test_pass1_on_a_clone_pair():
         pf._BLOCK = pf_block
     assert (got.lo, got.inf) == (want.lo, want.inf)
     assert np.array_equal(got.q, want.q)
+
+
+@pytest.mark.parametrize("n", [1 << 17, 200_003, 700_001])
+def test_window_terms_on_two_threads_are_the_whole_array_ones(monkeypatch, n):
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+    rng = np.random.default_rng(n)
+    d = 1e-4
+    sd = (np.arange(n) + 1000.0) * d
+    ew = np.exp(rng.normal(size=n) * 30.0 - 20.0)
+    Q = rng.random(n) * np.exp(-5.0 * rng.random(n))
+    for eps in (0.0, 0.1 + sd[n // 3], sd[-1] + 1.0):
+        w = np.subtract(eps, sd)
+        np.minimum(w, 0.0, out=w)
+        np.expm1(w, out=w)
+        np.negative(w, out=w)
+        np.multiply(ew, w, out=w)
+        want = (float(np.sum(w * Q)), float(np.sum(w * w)), float(np.max(w)))
+        assert pf._window_terms_threaded(eps, sd, ew, Q) == want
+
+
+@pytest.mark.parametrize("T", [3000, 10**6])
+def test_composed_epsilon_the_same_on_one_thread_and_two(monkeypatch, T):
+    """A long window (the threaded window sums) gives the same ε and details."""
+    rng = np.random.default_rng(12)
+    p = rng.dirichlet(np.full(400, 0.6))
+    q = p * np.exp(0.01 * rng.normal(size=400))
+    la, lb = np.log(p), np.log(q / q.sum())
+    lat = pf.loss_lattice(la, lb)
+    out = []
+    calls = []
+    threaded = pf._window_terms_threaded
+    monkeypatch.setattr(pf, "_window_terms_threaded",
+                        lambda *a: calls.append(1) or threaded(*a))
+    for threads, cut in (("1", 1 << 17), ("2", 1 << 12)):
+        monkeypatch.setenv("SHUFFLEDP_THREADS", threads)
+        monkeypatch.setattr(pf, "_WINDOW_THREADED", cut)
+        out.append(pf.composed_epsilon(lat, T, 1e-9))
+        assert bool(calls) is (threads == "2")
+    assert out[0] == out[1]
+    assert out[0][1]["fft_length"] > 1 << 13
+
+
+@pytest.mark.parametrize("spread,T,wide", [(0.01, 20_000, False), (3.0, 300, True)])
+def test_steer_on_two_threads_is_the_one_thread_form(monkeypatch, spread, T, wide):
+    """Both forms of the fast δ: from the suffix sums, and (a window wider than ~650 in
+    loss) summed directly from the weights."""
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.full(300, 0.6))
+    q = p * np.exp(spread * rng.normal(size=300))
+    la, lb = np.log(p), np.log(q / q.sum())
+    lat = pf.loss_lattice(la, lb, 3e-3 if wide else None)
+    mu = float(np.sum(p * (la - lb)))
+    tilt = pf._Tilt(lat, T, T * mu / lat.d)
+    assert tilt.s.size > 1 << 13
+    d = tilt.lat.d
+    assert bool(d * (tilt.s[-1] - tilt.s[0]) > 650.0) == wide
+    lo = d * (tilt.s_lo - 1)
+    got = []
+    for threads, cut in (("1", 1 << 30), ("2", 1 << 12)):
+        monkeypatch.setenv("SHUFFLEDP_THREADS", threads)
+        monkeypatch.setattr(pf, "_WINDOW_THREADED", cut)
+        fast = tilt.steer(lo)
+        got.append([(fast(float(e)), fast.slope(float(e)))
+                    for e in np.linspace(lo, d * tilt.s_hi, 41)])
+    assert got[0] == got[1]
+
+
+def test_hidden_pld_atoms_on_two_threads_are_the_one_thread_ones(monkeypatch):
+    """The check-in pair's PLD atoms: the light ones dropped and their mass charged, the
+    two arrays copied on two threads, every value the one-thread one."""
+    import math
+    from shuffledp.pairs import hidden as sp
+    eps0 = 3.0
+    hp = sp.hidden_pair(200_000, math.exp(-eps0) * 0.999, log_odds=eps0,
+                        kappa=math.exp(-eps0), rate=0.1, c_gamma=0.999)
+    out = []
+    for threads, cut in (("1", 1 << 40), ("2", 1)):
+        monkeypatch.setenv("SHUFFLEDP_THREADS", threads)
+        monkeypatch.setattr(sp, "_PLD_THREADED", cut)
+        out.append(sp.hidden_pld_atoms(hp))
+    logp, logq, _, _ = sp.hidden_atoms(hp)
+    light = (logp < math.log(sp._PLD_DROP)) & (logq < math.log(sp._PLD_DROP))
+    assert 0 < int(light.sum()) < light.size          # some atoms are dropped
+    assert out[0][0].tobytes() == out[1][0].tobytes() == logp[~light].tobytes()
+    assert out[0][1].tobytes() == out[1][1].tobytes() == logq[~light].tobytes()
+    assert out[0][2] == out[1][2] > float(np.exp(logp[light]).sum())

@@ -971,20 +971,26 @@ class _Tilt:
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
         # (in place: the operations of lw + log(max(Q, 0)), e^{that} and A·e^{−(s − s0)d}
         # as written, two buffers instead of nine temporaries of the window's length)
-        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            A = np.where(Q > 0.0, Q, 0.0)
-            np.log(A, out=A)
-            np.add(lw, A, out=A)                 # la
-            if float(np.max(A)) > 600.0:
+        if s.size >= _WINDOW_THREADED and parallel():
+            sums = _steer_sums_threaded(lw, Q, s, d)
+            if sums is None:
                 return None
-            np.exp(A, out=A)
-            B = np.subtract(s, s[0])
-            np.negative(B, out=B)
-            B *= d
-            np.exp(B, out=B)
-            np.multiply(A, B, out=B)
-        SA = np.cumsum(A[::-1])[::-1]
-        SB = np.cumsum(B[::-1])[::-1]
+            A, SA, SB = sums
+        else:
+            with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+                A = np.where(Q > 0.0, Q, 0.0)
+                np.log(A, out=A)
+                np.add(lw, A, out=A)                 # la
+                if float(np.max(A)) > 600.0:
+                    return None
+                np.exp(A, out=A)
+                B = np.subtract(s, s[0])
+                np.negative(B, out=B)
+                B *= d
+                np.exp(B, out=B)
+                np.multiply(A, B, out=B)
+            SA = np.cumsum(A[::-1])[::-1]
+            SB = np.cumsum(B[::-1])[::-1]
         s0, right = float(s[0]), self.right + self.heavy
 
         # Σ_{s > ε/d} A_s e^{ε − sd} from the suffix sums of B = A·e^{−(s − s0)d}, unless the
@@ -1036,6 +1042,12 @@ class _Tilt:
         if max(lw0, lw1) > top_max:
             return math.inf, math.inf, 0, math.inf, math.inf
         ka = max(a, k)
+        if b - ka >= _WINDOW_THREADED and parallel():
+            main, l2sq, w_top = _window_terms_threaded(eps, sd_all[ka:b], ew[ka - a:],
+                                                       self.Q[ka:b])
+            l2 = math.sqrt(l2sq)
+            wr = 8.0 * _U * (4.0 + max(abs(lw0), abs(lw1)) + abs(eps) + float(self.s[-1]) * d)
+            return main, l2, int(self.s.size - k - (b - ka)), w_top, wr
         if ka < b:
             # w = e^{lw}·(−expm1(min(ε − s·d, 0))), its products with Q and itself: the
             # operations as written, in two buffers
@@ -1097,6 +1109,79 @@ class _Tilt:
         fft = l2 * self.err + 2.0 * math.exp(-700.0) * dropped
         total = (main + fft) * (1.0 + self.rel) * (1.0 + wr) + self.right + self.heavy
         return total, total - main
+
+
+#: Window points from which ``_Tilt._window_sum`` forms its weights and sums on two threads.
+_WINDOW_THREADED = 1 << 17
+
+
+def _window_terms_threaded(eps: float, sd, ew, Q):
+    """(Σ w·Q, Σ w², max w) of ``_Tilt._window_sum``, w = ew·(−expm1(min(ε − sd, 0))),
+    bit for bit, with the two halves of the window on two threads: each weight is formed
+    by the same elementwise operations, and each sum is numpy's pairwise sum of the whole
+    array put together from its blocks (``_leaves``, ``_pairwise_sum``; a run of whole
+    blocks per thread). The maximum is exact in any order."""
+    n = sd.size
+    leaves = _leaves(n)
+
+    def half(run):
+        h0, h1 = run[0][0], run[-1][1]
+        w = np.subtract(eps, sd[h0:h1])
+        np.minimum(w, 0.0, out=w)
+        np.expm1(w, out=w)
+        np.negative(w, out=w)
+        np.multiply(ew[h0:h1], w, out=w)
+        u = np.multiply(w, Q[h0:h1])
+        main = {s: np.sum(u[s - h0:e - h0]) for s, e in run}
+        np.multiply(w, w, out=u)
+        sq = {s: np.sum(u[s - h0:e - h0]) for s, e in run}
+        return main, sq, float(np.max(w))
+
+    main, sq, top = {}, {}, -math.inf
+    for m, q, t in _on_threads(half, _halves(leaves)):
+        main.update(m)
+        sq.update(q)
+        top = max(top, t)
+    return (_pairwise_sum(n, lambda s, e: main[s]), _pairwise_sum(n, lambda s, e: sq[s]),
+            top)
+
+
+def _steer_sums_threaded(lw, Q, s, d: float):
+    """``_Tilt.steer``'s weights A and suffix sums (A, SA, SB), or None when the weights
+    overflow, by the same operations on two threads: A = e^{lw + log Q} beside
+    e^{−(s − s0)d}, then the suffix sums of A beside B = A·e^{−(s − s0)d} and its suffix
+    sums (a cumulative sum into a new array releases the GIL)."""
+    def chain_a(_):
+        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+            A = np.where(Q > 0.0, Q, 0.0)
+            np.log(A, out=A)
+            np.add(lw, A, out=A)                 # la
+            if float(np.max(A)) > 600.0:
+                return None
+            np.exp(A, out=A)
+        return A
+
+    def chain_e(_):
+        with np.errstate(under="ignore"):
+            B = np.subtract(s, s[0])
+            np.negative(B, out=B)
+            B *= d
+            np.exp(B, out=B)
+        return B
+
+    A, B = pmap(lambda f: f(None), [chain_a, chain_e])
+    if A is None:
+        return None
+
+    def sums(which):
+        if which:
+            with np.errstate(under="ignore"):
+                np.multiply(A, B, out=B)
+            return np.cumsum(B[::-1])[::-1]
+        return np.cumsum(A[::-1])[::-1]
+
+    SA, SB = pmap(sums, [False, True])
+    return A, SA, SB
 
 
 def _start_centre(lat: LossLattice, T: int, budget: float) -> float:
