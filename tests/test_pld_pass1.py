@@ -184,3 +184,30 @@ def test_hidden_pld_atoms_on_two_threads_are_the_one_thread_ones(monkeypatch):
     assert out[0][0].tobytes() == out[1][0].tobytes() == logp[~light].tobytes()
     assert out[0][1].tobytes() == out[1][1].tobytes() == logq[~light].tobytes()
     assert out[0][2] == out[1][2] > float(np.exp(logp[light]).sum())
+
+
+def _run_reference(lw, cut):
+    idx = np.flatnonzero(lw > cut)
+    return (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
+
+
+@pytest.mark.parametrize("slope", [3e-3, -3e-3, 1e-9, -2.5, 0.0])
+@pytest.mark.parametrize("c", [-2000.0, -700.0, -700.0 + 1e-13, -650.0, 0.0, 400.0])
+def test_run_above_is_the_scan(slope, c):
+    """The run of tilted log weights above −700 by binary search: the scan's run."""
+    for s_lo, size in ((-5000, 20_000), (-3, 7), (10**12, 1000), (0, 1)):
+        s = np.arange(float(s_lo), float(s_lo + size))
+        lw = c + slope * s
+        got = pf._run_above(lw, -700.0, slope)
+        if slope == 0.0:
+            assert got is None
+        else:
+            assert got == _run_reference(lw, -700.0)
+
+
+@pytest.mark.parametrize("s_lo,size", [(0, 1), (-7, 100), (-(3 * 10**11), 583_200),
+                                       (2**51 - 10, 8)])
+def test_float_range_is_the_int_range_converted(s_lo, size):
+    got = np.arange(float(s_lo), float(s_lo + size))
+    want = np.arange(s_lo, s_lo + size, dtype=np.int64).astype(float)
+    assert got.size == want.size and got.tobytes() == want.tobytes()

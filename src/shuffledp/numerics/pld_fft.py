@@ -907,9 +907,14 @@ class _Tilt:
             # unchanged and far mass only aliases onto window points (adds, never removes).
             qt = np.bincount(np.arange(K) % L, weights=qt, minlength=L)
         Q, self.err = fft_power(qt, T, L)
-        s = np.arange(s_lo, s_hi + 1, dtype=np.int64)
-        self.Q = np.maximum(circular_run(Q, s_lo - T * lat.lo, s.size), 0.0)
-        self.s = s.astype(float)
+        self.Q = np.maximum(circular_run(Q, s_lo - T * lat.lo, s_hi - s_lo + 1), 0.0)
+        if max(abs(s_lo), abs(s_hi)) < 2 ** 52:
+            # the sum indices as floats, formed directly: numpy fills a float range as
+            # start + i·1, exact for integers below 2^53 (the values of the int64 range
+            # converted, without it)
+            self.s = np.arange(float(s_lo), float(s_hi + 1))
+        else:
+            self.s = np.arange(s_lo, s_hi + 1, dtype=np.int64).astype(float)
         self.s_lo, self.s_hi, self.L = s_lo, s_hi, L
         self.sd_t = sd_t
         # log Q(S = s) = log_scale − φ s + log Q_φ(s); the weight adds e^{sd}
@@ -1074,10 +1079,14 @@ class _Tilt:
         c = self.__dict__.get("_wts")
         if c is None:
             lw = self.log_scale + self.slope * self.s
-            idx = np.flatnonzero(lw > -700.0)
-            a, b = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
-            if b - a != idx.size:            # not one run (cannot happen: lw is monotone)
-                raise ArithmeticError("the tilted weights are not monotone in s")
+            run = _run_above(lw, -700.0, self.slope)
+            if run is None:
+                idx = np.flatnonzero(lw > -700.0)
+                a, b = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
+                if b - a != idx.size:        # not one run (cannot happen: lw is monotone)
+                    raise ArithmeticError("the tilted weights are not monotone in s")
+            else:
+                a, b = run
             with np.errstate(over="ignore"):     # lw > top_max: never read (see above)
                 ew = np.exp(lw[a:b])
             c = self._wts = (lw, self.s * self.lat.d, a, b, ew)
@@ -1109,6 +1118,31 @@ class _Tilt:
         fft = l2 * self.err + 2.0 * math.exp(-700.0) * dropped
         total = (main + fft) * (1.0 + self.rel) * (1.0 + wr) + self.right + self.heavy
         return total, total - main
+
+
+def _run_above(lw, cut: float, slope: float):
+    """(a, b): the run of indices where lw > cut, (0, 0) when there is none, found by
+    binary search, or None (the caller then scans). lw = c + slope·s over increasing s is
+    monotone in floating point too (a product and a sum, each rounded monotonically), so
+    that set is a suffix (slope > 0), a prefix (slope < 0) or all or nothing; the run's
+    ends are checked against their neighbours."""
+    n = lw.size
+    if n == 0 or not (math.isfinite(slope) and math.isfinite(float(lw[0]))
+                      and math.isfinite(float(lw[-1]))):
+        return None
+    if slope > 0.0:
+        a, b = int(np.searchsorted(lw, cut, side="right")), n
+    elif slope < 0.0:
+        a, b = 0, n - int(np.searchsorted(lw[::-1], cut, side="right"))
+    else:
+        return None
+    if a >= b:
+        a, b = 0, 0
+        ok = not (lw[0] > cut or lw[-1] > cut)
+    else:
+        ok = (lw[a] > cut and lw[b - 1] > cut and (a == 0 or not lw[a - 1] > cut)
+              and (b == n or not lw[b] > cut))
+    return (a, b) if ok else None
 
 
 #: Window points from which ``_Tilt._window_sum`` forms its weights and sums on two threads.
