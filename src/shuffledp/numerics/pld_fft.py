@@ -1269,12 +1269,13 @@ def composed_epsilon(lat: LossLattice, T: int, delta: float):
                      wide_cap=_WIDE_CAP * budget)
         lo = max(0.0, d * (tilt.s_lo - 1))
         hi = min(top, d * tilt.s_hi)
-        f_hi, _ = tilt.delta_finite(hi)
-        if f_hi > budget and hi < top:       # the answer lies above the window
-            centre = tilt.s_hi + 0.5 * (tilt.s_hi - tilt.s_lo)
+        # (each end's certified value only where its test can pass: at ε = 0, a window
+        # reaching down to it, that is the longest window sum of the tilt, and the search
+        # below asks for it only if the fast form says it might pass)
+        if hi < top and tilt.delta_finite(hi)[0] > budget:
+            centre = tilt.s_hi + 0.5 * (tilt.s_hi - tilt.s_lo)   # the answer lies above
             continue
-        f_lo, _ = tilt.delta_finite(lo)
-        if f_lo <= budget and lo > 0.0:      # ... or below it
+        if lo > 0.0 and tilt.delta_finite(lo)[0] <= budget:       # ... or below the window
             if tilt.phi == 0.0:               # below the untilted bulk: widen down to ε = 0
                 low = 0.0
             centre = tilt.s_lo - 0.5 * (tilt.s_hi - tilt.s_lo)
