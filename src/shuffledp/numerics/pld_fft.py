@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core._parallel import parallel, pmap
 from . import bisect, circular_run, falling_root, fft_power, next_fast_len, round_up
 
 __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delta",
@@ -136,6 +137,9 @@ class LossPair:
         # changed (``composition``'s cache of read-only atoms) passes the same dict again
         self.store = {} if store is None else store
         self.moments = self.store.setdefault("moments", {})
+        # per direction, the lattice's first pass (``_Pass1``; its nudged losses do not
+        # depend on the grid step): kept for this object only, never in ``store``
+        self._pass1 = {}
 
     @property
     def shared(self) -> bool:
@@ -181,6 +185,12 @@ class LossPair:
         """``loss_lattice`` of the direction, from the shared arrays (kept in ``store``,
         read-only)."""
         if d is None:
+            if flip not in self.moments and self._fused(flip):
+                # the loss moments that size the grid and the lattice's first pass, read
+                # from one pass over the atoms (``_pass1``)
+                self._pass1[flip] = _pass1(self.la, self.lb, flip, self.exp(int(not flip)),
+                                           self.exp(int(flip)), moments=True)
+                self.moments[flip] = self._pass1[flip].moments()
             d = self.auto_step(flip)
         lats = self.store.setdefault("lattices", {})
         key = (bool(flip), float(d), float(extra))
@@ -205,9 +215,18 @@ class LossPair:
             return loss_lattice(a, b, d, extra)
         # Q-weights e^{log B}, P-masses e^{log A} of the direction
         w, pa = self.exp(int(not flip)), self.exp(int(flip))
-        if not float(w.min()) > 0.0:         # atoms to drop: the stand-alone path
+        p1 = self._pass1.get(flip)
+        w_min = p1.w_min if p1 is not None else float(w.min())
+        if not w_min > 0.0:                  # atoms to drop: the stand-alone path
             return _lattice_from(self.diff(flip) + self.nudge(), w, pa, d, extra, True, 0.0)
-        return _blocked_lattice(self.la, self.lb, flip, w, pa, d, extra)
+        if p1 is None and self._fused(flip):
+            p1 = self._pass1[flip] = _pass1(self.la, self.lb, flip, w, pa, moments=False)
+        return _blocked_lattice(self.la, self.lb, flip, w, pa, d, extra, p1)
+
+    def _fused(self, flip: bool) -> bool:
+        """The lattice's passes go through ``_pass1`` (on two threads where there are
+        two): a large pair whose arrays are shared."""
+        return self.la.size >= _PASS_THREADED and self.shared
 
 
 #: Atoms per block of the passes over a pair's atoms (``_blocked_moments``,
@@ -238,6 +257,131 @@ def _pairwise_rec(leaf, s: int, e: int) -> float:
     h = m // 2
     h -= h % 8
     return _pairwise_rec(leaf, s, s + h) + _pairwise_rec(leaf, s + h, e)
+
+
+def _leaves(n: int) -> list:
+    """The blocks [s, e) at which ``_pairwise_sum`` cuts numpy's pairwise recursion over n
+    values, in order (each at most ``_BLOCK`` values)."""
+    out: list = []
+    _leaves_rec(0, n, out)
+    return out
+
+
+def _leaves_rec(s: int, e: int, out: list) -> None:
+    m = e - s
+    if m <= _BLOCK:
+        out.append((s, e))
+        return
+    h = m // 2
+    h -= h % 8
+    _leaves_rec(s, s + h, out)
+    _leaves_rec(s + h, e, out)
+
+
+def _halves(leaves: list) -> list:
+    """``leaves`` cut into two runs of consecutive blocks with about half the values each
+    (one run when there is one block)."""
+    if len(leaves) < 2:
+        return [leaves]
+    n = leaves[-1][1]
+    k = min(range(1, len(leaves)), key=lambda i: abs(2 * leaves[i][0] - n))
+    return [leaves[:k], leaves[k:]]
+
+
+def _on_threads(job, runs: list) -> list:
+    """``[job(run) for run in runs]``, side by side where ``parallel()`` allows (each job
+    writes only its own blocks; every value is the one the serial loop forms)."""
+    return pmap(job, runs) if len(runs) > 1 and parallel() else [job(r) for r in runs]
+
+
+#: Atoms from which ``LossPair`` takes its lattice through ``_pass1`` (and its two threads).
+_PASS_THREADED = 200_000
+
+
+class _Pass1:
+    """The first pass of ``_blocked_lattice`` over a pair's atoms, with (``moments``) the
+    sums of ``_blocked_moments``' first pass read in the same blocks: the nudged losses
+    (their extremes and the low cut's first candidate) and, per pairwise block, the sums
+    Σw·max(±(la − lb), floor) and Σw of the loss moments (and their loss extremes)."""
+
+    __slots__ = ("la", "lb", "flip", "w_mom", "loss", "lo", "hi", "t0", "w_min", "mom_sums",
+                 "tot_sums", "mlo", "mhi", "wm_min", "leaves")
+
+    def moments(self):
+        """``_blocked_moments(la, lb, flip, w_mom)``, bit for bit: the same block sums
+        added in numpy's pairwise order, then the second pass (on two threads)."""
+        n = self.la.size
+        tot = _pairwise_sum(n, lambda s, e: self.tot_sums[s])
+        mu = _pairwise_sum(n, lambda s, e: self.mom_sums[s]) / tot if tot > 0 else 0.0
+        la, lb, flip, w = self.la, self.lb, self.flip, self.w_mom
+
+        def second(run):
+            out = {}
+            for s, e in run:
+                x = np.subtract(la[s:e], lb[s:e])
+                if flip:
+                    np.negative(x, out=x)
+                np.maximum(x, _LOSS_FLOOR, out=x)
+                x -= mu
+                np.square(x, out=x)
+                out[s] = np.sum(np.multiply(w[s:e], x, out=x))
+            return out
+
+        sums = {}
+        for part in _on_threads(second, _halves(self.leaves)):
+            sums.update(part)
+        var = _pairwise_sum(n, lambda s, e: sums[s]) / tot if tot > 0 else 0.0
+        return mu, var, self.mhi - self.mlo
+
+
+def _pass1(la, lb, flip: bool, w, w_mom, moments: bool) -> _Pass1:
+    """``_Pass1`` of the direction (− when ``flip``): w the lattice's weights (e^{log B} of
+    the direction), w_mom the moments' (e^{log A}); the blocks in two halves on two
+    threads (elementwise operations on disjoint slices; extremes are exact in any order)."""
+    n = la.size
+    loss = np.empty(n)
+    leaves = _leaves(n)
+
+    def first(run):
+        ext = [math.inf, -math.inf, math.inf, math.inf, math.inf, -math.inf, math.inf]
+        ms, ts = {}, {}
+        for s, e in run:
+            x = np.subtract(la[s:e], lb[s:e])
+            if flip:
+                np.negative(x, out=x)
+            t = np.abs(la[s:e])
+            t += np.abs(lb[s:e])
+            t += 1.0
+            t *= 4e-16
+            y = np.add(x, t, out=loss[s:e])
+            ext[0] = min(ext[0], float(y.min()))
+            ext[1] = max(ext[1], float(y.max()))
+            ext[2] = min(ext[2], float(np.min(y, where=w[s:e] > _FLOOR_MASS, initial=math.inf)))
+            ext[3] = min(ext[3], float(w[s:e].min()))
+            if moments:
+                np.maximum(x, _LOSS_FLOOR, out=x)
+                ext[4] = min(ext[4], float(x.min()))
+                ext[5] = max(ext[5], float(x.max()))
+                ms[s] = np.sum(np.multiply(w_mom[s:e], x, out=x))
+                ts[s] = np.sum(w_mom[s:e])
+                ext[6] = min(ext[6], float(w_mom[s:e].min()))
+        return ext, ms, ts
+
+    res = _on_threads(first, _halves(leaves))
+    p = _Pass1()
+    p.la, p.lb, p.flip, p.w_mom, p.loss, p.leaves = la, lb, flip, w_mom, loss, leaves
+    p.lo = min(r[0][0] for r in res)
+    p.hi = max(r[0][1] for r in res)
+    p.t0 = min(r[0][2] for r in res)
+    p.w_min = min(r[0][3] for r in res)
+    p.mlo = min(r[0][4] for r in res)
+    p.mhi = max(r[0][5] for r in res)
+    p.wm_min = min(r[0][6] for r in res)
+    p.mom_sums, p.tot_sums = {}, {}
+    for _, ms, ts in res:
+        p.mom_sums.update(ms)
+        p.tot_sums.update(ts)
+    return p
 
 
 def _blocked_moments(la, lb, flip: bool, w):
@@ -385,7 +529,8 @@ def floor_losses(a, b):
     return loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
 
 
-def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float) -> LossLattice:
+def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float,
+                     p1: _Pass1 | None = None) -> LossLattice:
     """``_lattice_from(±(la − lb) + nudge, w, pa, d, extra, True, 0.0)`` (− when ``flip``;
     nudge = 4e-16·(|la| + |lb| + 1), every w > 0), bit for bit, in blocks of ``_BLOCK``
     atoms: the nudged losses in one pass that also finds their extremes and the low cut's
@@ -395,25 +540,38 @@ def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float) -> LossL
     (maximum, division by d > 0 and ⌊·⌋ are each non-decreasing, so the extremes of the
     indices are those of the losses), and ``np.add.at`` adds the blocks' weights into the
     lattice in atom order, the same additions in the same order as one ``np.bincount`` over
-    all atoms."""
+    all atoms. ``p1``: the first pass done already (``_pass1``, with pa its w_mom); the
+    spread then runs on two threads (``_spread``)."""
     n = la.size
-    all_live = float(pa.min()) > 0.0
-    inf = 0.0 + max(extra, 1.0 - float(np.sum(pa if all_live else pa[pa > 0.0])))
-    loss = np.empty(n)
-    ext = [math.inf, -math.inf, math.inf]    # min, max loss; lowest loss of a heavy atom
-    for s in range(0, n, _BLOCK):
-        e = min(n, s + _BLOCK)
-        x = np.subtract(la[s:e], lb[s:e])
-        if flip:
-            np.negative(x, out=x)
-        t = np.abs(la[s:e])
-        t += np.abs(lb[s:e])
-        t += 1.0
-        t *= 4e-16
-        x = np.add(x, t, out=loss[s:e])
-        ext[0] = min(ext[0], float(x.min()))
-        ext[1] = max(ext[1], float(x.max()))
-        ext[2] = min(ext[2], float(np.min(x, where=w[s:e] > _FLOOR_MASS, initial=math.inf)))
+    if p1 is not None and p1.tot_sums and p1.w_mom is pa:
+        # Σpa is the moments' Σw: the same blocks' sums added in numpy's pairwise order
+        all_live = p1.wm_min > 0.0
+        psum = _pairwise_sum(n, lambda s, e: p1.tot_sums[s]) if all_live else None
+    else:
+        all_live = float(pa.min()) > 0.0
+        psum = None
+    if psum is None:
+        psum = float(np.sum(pa if all_live else pa[pa > 0.0]))
+    inf = 0.0 + max(extra, 1.0 - psum)
+    if p1 is not None:
+        loss, ext = p1.loss, [p1.lo, p1.hi, p1.t0]
+    else:
+        loss = np.empty(n)
+        ext = [math.inf, -math.inf, math.inf]    # min, max loss; lowest loss of a heavy atom
+        for s in range(0, n, _BLOCK):
+            e = min(n, s + _BLOCK)
+            x = np.subtract(la[s:e], lb[s:e])
+            if flip:
+                np.negative(x, out=x)
+            t = np.abs(la[s:e])
+            t += np.abs(lb[s:e])
+            t += 1.0
+            t *= 4e-16
+            x = np.add(x, t, out=loss[s:e])
+            ext[0] = min(ext[0], float(x.min()))
+            ext[1] = max(ext[1], float(x.max()))
+            ext[2] = min(ext[2], float(np.min(x, where=w[s:e] > _FLOOR_MASS,
+                                              initial=math.inf)))
     top = ext[1]
     floor = max(_LOSS_FLOOR, top - MAX_SUPPORT * d)
     cut = _low_cut(loss, w, _FLOOR_MASS, t0=ext[2])
@@ -426,22 +584,42 @@ def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float) -> LossL
     # bincounts' sums, and nearly every atom falls in its predecessor's bin (the additions
     # wait on each other), so one pass of pairs costs about what one pass of reals did.
     acc = np.zeros(K - 1, dtype=complex)
-    pairs = np.empty(min(n, _BLOCK), dtype=complex)
-    for s in range(0, n, _BLOCK):
-        e = min(n, s + _BLOCK)
-        x = np.maximum(loss[s:e], floor)
-        x /= d
-        m = np.floor(x)
-        f = np.subtract(x, m, out=x)
-        mi = m.astype(np.int64)
-        mi -= lo
-        if int(mi.min()) < 0 or int(mi.max()) > K - 2:    # (cannot happen: see above)
-            raise ArithmeticError("a loss fell outside the lattice's index range")
-        v = pairs[:e - s]
-        np.multiply(w[s:e], f, out=v.real)
-        np.subtract(1.0, f, out=f)
-        np.multiply(w[s:e], f, out=v.imag)
-        np.add.at(acc, mi, v)
+    blocks = [(s, min(n, s + _BLOCK)) for s in range(0, n, _BLOCK)]
+
+    def spread(run, into):
+        """Each block's grid indices and weight pairs; added to ``acc`` at once when
+        ``into``, else returned (for the caller to add after the blocks before them)."""
+        pairs = np.empty(min(n, _BLOCK), dtype=complex) if into else None
+        kept = []
+        for s, e in run:
+            x = np.maximum(loss[s:e], floor)
+            x /= d
+            m = np.floor(x)
+            f = np.subtract(x, m, out=x)
+            mi = m.astype(np.int64)
+            mi -= lo
+            if int(mi.min()) < 0 or int(mi.max()) > K - 2:    # (cannot happen: see above)
+                raise ArithmeticError("a loss fell outside the lattice's index range")
+            v = pairs[:e - s] if into else np.empty(e - s, dtype=complex)
+            np.multiply(w[s:e], f, out=v.real)
+            np.subtract(1.0, f, out=f)
+            np.multiply(w[s:e], f, out=v.imag)
+            if into:
+                np.add.at(acc, mi, v)
+            else:
+                kept.append((mi, v))
+        return kept
+
+    if p1 is not None and len(blocks) > 1 and parallel():
+        # The first half's blocks are spread and added by the calling thread while the
+        # other thread forms the second half's indices and pairs; those are added after
+        # the first half's, so every bin receives the same additions in the same order.
+        runs = _halves(blocks)
+        later = pmap(lambda r: spread(r[0], r[1]), [(runs[0], True), (runs[1], False)])[1]
+        for mi, v in later:
+            np.add.at(acc, mi, v)
+    else:
+        spread(blocks, True)
     # q = (lower neighbours' sums) + (upper neighbours' sums shifted by a bin), as before
     q = np.zeros(K)
     q[:-1] = acc.imag
@@ -729,9 +907,14 @@ class _Tilt:
             # unchanged and far mass only aliases onto window points (adds, never removes).
             qt = np.bincount(np.arange(K) % L, weights=qt, minlength=L)
         Q, self.err = fft_power(qt, T, L)
-        s = np.arange(s_lo, s_hi + 1, dtype=np.int64)
-        self.Q = np.maximum(circular_run(Q, s_lo - T * lat.lo, s.size), 0.0)
-        self.s = s.astype(float)
+        self.Q = np.maximum(circular_run(Q, s_lo - T * lat.lo, s_hi - s_lo + 1), 0.0)
+        if max(abs(s_lo), abs(s_hi)) < 2 ** 52:
+            # the sum indices as floats, formed directly: numpy fills a float range as
+            # start + i·1, exact for integers below 2^53 (the values of the int64 range
+            # converted, without it)
+            self.s = np.arange(float(s_lo), float(s_hi + 1))
+        else:
+            self.s = np.arange(s_lo, s_hi + 1, dtype=np.int64).astype(float)
         self.s_lo, self.s_hi, self.L = s_lo, s_hi, L
         self.sd_t = sd_t
         # log Q(S = s) = log_scale − φ s + log Q_φ(s); the weight adds e^{sd}
@@ -793,20 +976,26 @@ class _Tilt:
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
         # (in place: the operations of lw + log(max(Q, 0)), e^{that} and A·e^{−(s − s0)d}
         # as written, two buffers instead of nine temporaries of the window's length)
-        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            A = np.where(Q > 0.0, Q, 0.0)
-            np.log(A, out=A)
-            np.add(lw, A, out=A)                 # la
-            if float(np.max(A)) > 600.0:
+        if s.size >= _WINDOW_THREADED and parallel():
+            sums = _steer_sums_threaded(lw, Q, s, d)
+            if sums is None:
                 return None
-            np.exp(A, out=A)
-            B = np.subtract(s, s[0])
-            np.negative(B, out=B)
-            B *= d
-            np.exp(B, out=B)
-            np.multiply(A, B, out=B)
-        SA = np.cumsum(A[::-1])[::-1]
-        SB = np.cumsum(B[::-1])[::-1]
+            A, SA, SB = sums
+        else:
+            with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+                A = np.where(Q > 0.0, Q, 0.0)
+                np.log(A, out=A)
+                np.add(lw, A, out=A)                 # la
+                if float(np.max(A)) > 600.0:
+                    return None
+                np.exp(A, out=A)
+                B = np.subtract(s, s[0])
+                np.negative(B, out=B)
+                B *= d
+                np.exp(B, out=B)
+                np.multiply(A, B, out=B)
+            SA = np.cumsum(A[::-1])[::-1]
+            SB = np.cumsum(B[::-1])[::-1]
         s0, right = float(s[0]), self.right + self.heavy
 
         # Σ_{s > ε/d} A_s e^{ε − sd} from the suffix sums of B = A·e^{−(s − s0)d}, unless the
@@ -858,6 +1047,12 @@ class _Tilt:
         if max(lw0, lw1) > top_max:
             return math.inf, math.inf, 0, math.inf, math.inf
         ka = max(a, k)
+        if b - ka >= _WINDOW_THREADED and parallel():
+            main, l2sq, w_top = _window_terms_threaded(eps, sd_all[ka:b], ew[ka - a:],
+                                                       self.Q[ka:b])
+            l2 = math.sqrt(l2sq)
+            wr = 8.0 * _U * (4.0 + max(abs(lw0), abs(lw1)) + abs(eps) + float(self.s[-1]) * d)
+            return main, l2, int(self.s.size - k - (b - ka)), w_top, wr
         if ka < b:
             # w = e^{lw}·(−expm1(min(ε − s·d, 0))), its products with Q and itself: the
             # operations as written, in two buffers
@@ -884,10 +1079,14 @@ class _Tilt:
         c = self.__dict__.get("_wts")
         if c is None:
             lw = self.log_scale + self.slope * self.s
-            idx = np.flatnonzero(lw > -700.0)
-            a, b = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
-            if b - a != idx.size:            # not one run (cannot happen: lw is monotone)
-                raise ArithmeticError("the tilted weights are not monotone in s")
+            run = _run_above(lw, -700.0, self.slope)
+            if run is None:
+                idx = np.flatnonzero(lw > -700.0)
+                a, b = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, 0)
+                if b - a != idx.size:        # not one run (cannot happen: lw is monotone)
+                    raise ArithmeticError("the tilted weights are not monotone in s")
+            else:
+                a, b = run
             with np.errstate(over="ignore"):     # lw > top_max: never read (see above)
                 ew = np.exp(lw[a:b])
             c = self._wts = (lw, self.s * self.lat.d, a, b, ew)
@@ -919,6 +1118,104 @@ class _Tilt:
         fft = l2 * self.err + 2.0 * math.exp(-700.0) * dropped
         total = (main + fft) * (1.0 + self.rel) * (1.0 + wr) + self.right + self.heavy
         return total, total - main
+
+
+def _run_above(lw, cut: float, slope: float):
+    """(a, b): the run of indices where lw > cut, (0, 0) when there is none, found by
+    binary search, or None (the caller then scans). lw = c + slope·s over increasing s is
+    monotone in floating point too (a product and a sum, each rounded monotonically), so
+    that set is a suffix (slope > 0), a prefix (slope < 0) or all or nothing; the run's
+    ends are checked against their neighbours."""
+    n = lw.size
+    if n == 0 or not (math.isfinite(slope) and math.isfinite(float(lw[0]))
+                      and math.isfinite(float(lw[-1]))):
+        return None
+    if slope > 0.0:
+        a, b = int(np.searchsorted(lw, cut, side="right")), n
+    elif slope < 0.0:
+        a, b = 0, n - int(np.searchsorted(lw[::-1], cut, side="right"))
+    else:
+        return None
+    if a >= b:
+        a, b = 0, 0
+        ok = not (lw[0] > cut or lw[-1] > cut)
+    else:
+        ok = (lw[a] > cut and lw[b - 1] > cut and (a == 0 or not lw[a - 1] > cut)
+              and (b == n or not lw[b] > cut))
+    return (a, b) if ok else None
+
+
+#: Window points from which ``_Tilt._window_sum`` forms its weights and sums on two threads.
+_WINDOW_THREADED = 1 << 17
+
+
+def _window_terms_threaded(eps: float, sd, ew, Q):
+    """(Σ w·Q, Σ w², max w) of ``_Tilt._window_sum``, w = ew·(−expm1(min(ε − sd, 0))),
+    bit for bit, with the two halves of the window on two threads: each weight is formed
+    by the same elementwise operations, and each sum is numpy's pairwise sum of the whole
+    array put together from its blocks (``_leaves``, ``_pairwise_sum``; a run of whole
+    blocks per thread). The maximum is exact in any order."""
+    n = sd.size
+    leaves = _leaves(n)
+
+    def half(run):
+        h0, h1 = run[0][0], run[-1][1]
+        w = np.subtract(eps, sd[h0:h1])
+        np.minimum(w, 0.0, out=w)
+        np.expm1(w, out=w)
+        np.negative(w, out=w)
+        np.multiply(ew[h0:h1], w, out=w)
+        u = np.multiply(w, Q[h0:h1])
+        main = {s: np.sum(u[s - h0:e - h0]) for s, e in run}
+        np.multiply(w, w, out=u)
+        sq = {s: np.sum(u[s - h0:e - h0]) for s, e in run}
+        return main, sq, float(np.max(w))
+
+    main, sq, top = {}, {}, -math.inf
+    for m, q, t in _on_threads(half, _halves(leaves)):
+        main.update(m)
+        sq.update(q)
+        top = max(top, t)
+    return (_pairwise_sum(n, lambda s, e: main[s]), _pairwise_sum(n, lambda s, e: sq[s]),
+            top)
+
+
+def _steer_sums_threaded(lw, Q, s, d: float):
+    """``_Tilt.steer``'s weights A and suffix sums (A, SA, SB), or None when the weights
+    overflow, by the same operations on two threads: A = e^{lw + log Q} beside
+    e^{−(s − s0)d}, then the suffix sums of A beside B = A·e^{−(s − s0)d} and its suffix
+    sums (a cumulative sum into a new array releases the GIL)."""
+    def chain_a(_):
+        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+            A = np.where(Q > 0.0, Q, 0.0)
+            np.log(A, out=A)
+            np.add(lw, A, out=A)                 # la
+            if float(np.max(A)) > 600.0:
+                return None
+            np.exp(A, out=A)
+        return A
+
+    def chain_e(_):
+        with np.errstate(under="ignore"):
+            B = np.subtract(s, s[0])
+            np.negative(B, out=B)
+            B *= d
+            np.exp(B, out=B)
+        return B
+
+    A, B = pmap(lambda f: f(None), [chain_a, chain_e])
+    if A is None:
+        return None
+
+    def sums(which):
+        if which:
+            with np.errstate(under="ignore"):
+                np.multiply(A, B, out=B)
+            return np.cumsum(B[::-1])[::-1]
+        return np.cumsum(A[::-1])[::-1]
+
+    SA, SB = pmap(sums, [False, True])
+    return A, SA, SB
 
 
 def _start_centre(lat: LossLattice, T: int, budget: float) -> float:
@@ -972,12 +1269,13 @@ def composed_epsilon(lat: LossLattice, T: int, delta: float):
                      wide_cap=_WIDE_CAP * budget)
         lo = max(0.0, d * (tilt.s_lo - 1))
         hi = min(top, d * tilt.s_hi)
-        f_hi, _ = tilt.delta_finite(hi)
-        if f_hi > budget and hi < top:       # the answer lies above the window
-            centre = tilt.s_hi + 0.5 * (tilt.s_hi - tilt.s_lo)
+        # (each end's certified value only where its test can pass: at ε = 0, a window
+        # reaching down to it, that is the longest window sum of the tilt, and the search
+        # below asks for it only if the fast form says it might pass)
+        if hi < top and tilt.delta_finite(hi)[0] > budget:
+            centre = tilt.s_hi + 0.5 * (tilt.s_hi - tilt.s_lo)   # the answer lies above
             continue
-        f_lo, _ = tilt.delta_finite(lo)
-        if f_lo <= budget and lo > 0.0:      # ... or below it
+        if lo > 0.0 and tilt.delta_finite(lo)[0] <= budget:       # ... or below the window
             if tilt.phi == 0.0:               # below the untilted bulk: widen down to ε = 0
                 low = 0.0
             centre = tilt.s_lo - 0.5 * (tilt.s_hi - tilt.s_lo)

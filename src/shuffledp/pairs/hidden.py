@@ -1110,9 +1110,24 @@ def hidden_pld_atoms(hp: HiddenPair):
     """
     logp, logq, tail_cell, _ = hidden_atoms(hp)
     light = (logp < math.log(_PLD_DROP)) & (logq < math.log(_PLD_DROP))
-    dropped = float(np.exp(logp[light]).sum()) if np.any(light) else 0.0
-    return (logp[~light], logq[~light],
-            float(tail_cell.sum()) * (1.0 + 1e-12) + dropped * (1.0 + 1e-9) + 1e-300)
+    keep = ~light
+
+    def kept(i):
+        # the two arrays' copies (and the dropped mass, with log P's) are independent:
+        # side by side on two threads for the chosen ε0's ~10⁶ atoms, the same values
+        if i:
+            return logq[keep], 0.0
+        return logp[keep], (float(np.exp(logp[light]).sum()) if np.any(light) else 0.0)
+
+    if logp.size >= _PLD_THREADED and parallel():
+        (lp, dropped), (lq, _) = pmap(kept, [0, 1])
+    else:
+        (lp, dropped), (lq, _) = kept(0), kept(1)
+    return (lp, lq, float(tail_cell.sum()) * (1.0 + 1e-12) + dropped * (1.0 + 1e-9) + 1e-300)
+
+
+#: Atoms from which ``hidden_pld_atoms`` copies its two arrays on two threads.
+_PLD_THREADED = 100_000
 
 
 def max_order(hp: HiddenPair) -> int:
