@@ -21,6 +21,15 @@ def test_kov15_bounds_are_skipped_by_their_floor_after_the_exact_answer():
                                    bound="fmt20").epsilon
 
 
+def test_order_unchanged_for_sampled_rounds():
+    # fmt20-closed's sampled value is what skips the unsampled fmt20's exact pair there
+    proto = sd.Shuffle(sd.LDP(1.0), n=10**12, sampling=sd.CheckIn(0.01))
+    r = sd.epsilon(proto, delta=1e-6, rounds=10)
+    assert r.bound == "fmt20-sampled"
+    assert "fmt20-closed" in [c.bound for c in r.candidates]
+    assert "cannot beat" in dict(r.not_applicable)["fmt20"]
+
+
 def test_order_unchanged_for_one_round_and_for_calibration_targets():
     bounds, _ = select.applicable(_proto(), "replace_one")
     ids = lambda bs: [b.id for b in bs]                                    # noqa: E731
