@@ -407,7 +407,6 @@ def test_pld_atoms_carry_the_lower_tail_by_an_18_sd_slice():
     18 sd (smaller c dominates), the rest by the victim alone: no mass is lost, the ±ε0 atoms
     weigh < 1e-60, the atoms still dominate the pair far out in ε (where those atoms
     matter), and at n = 1e9 the composed grid no longer spans ±ε0."""
-    import math
     from shuffledp.pairs import clone as cp
     from shuffledp.compose import composition as comp
     from shuffledp.numerics import hockey_stick

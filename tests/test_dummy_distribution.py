@@ -13,7 +13,6 @@ although ν is not a mixture of the rows — fall below the exact leak.
 from __future__ import annotations
 
 import itertools
-import math
 
 import mpmath as mp
 import pytest

@@ -22,7 +22,6 @@ import pytest
 import shuffledp as sd
 from shuffledp.pairs import gaussian_rdp as K
 from shuffledp.bounds.gaussian import table1_epsilon
-from shuffledp.compose.conversions import eps_from_rdp
 
 DPS = 60
 

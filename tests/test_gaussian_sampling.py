@@ -176,7 +176,6 @@ def test_eps0_search_on_order_windows_chooses_the_full_grids_eps0(monkeypatch, s
                                                                   n, rounds, delta):
     # The eps0 search evaluates the quick RDP only at orders around the previous eps0's best
     # order: the eps0 chosen must be the one the full order grid chooses.
-    from shuffledp.pairs import hidden as sp
     from shuffledp.bounds import sampled as S
     a = S._best_eps0.__wrapped__(n, sigma, rate, None, delta, rounds)
     monkeypatch.setattr(S, "_windowed_min",

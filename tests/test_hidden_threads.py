@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from shuffledp.bounds import sampled as sb
-from shuffledp.core import _parallel
 from shuffledp.numerics import binomial as nb
 from shuffledp.pairs import hidden as sp
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from fractions import Fraction
 
 import mpmath
 import numpy as np

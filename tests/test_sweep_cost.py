@@ -13,7 +13,6 @@ import pytest
 
 import shuffledp as sd
 from shuffledp.compose import conversions as C
-from shuffledp.bounds import get
 from shuffledp import compose as composers
 from shuffledp.core.views import EpsilonAt, RdpView
 

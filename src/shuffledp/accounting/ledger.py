@@ -37,14 +37,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import _validate as v
-from .. import compose as _composers
 from .central import (EventViews, describe_event, event_from_dict, event_to_dict,
                       flatten_event, relation_text)
 from ..core.errors import NotApplicableError

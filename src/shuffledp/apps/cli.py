@@ -10,8 +10,6 @@ import argparse
 import json
 import sys
 
-import numpy as np
-
 from ..accounting import accountant
 from ..core._progress import Progress
 from ..core.mechanisms import Gaussian, LDP, Randomizer, RandomizedResponse

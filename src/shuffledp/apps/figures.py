@@ -25,7 +25,6 @@ ids; a bound that does not apply (or is not available) is skipped and the CSV sa
 
 from __future__ import annotations
 
-import math
 import os
 import time
 

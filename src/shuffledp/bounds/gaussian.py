@@ -23,7 +23,6 @@ import numpy as np
 
 from ..pairs import gaussian_rdp as K
 from ..compose import conversions as _rdp
-from ..core.mechanisms import Gaussian
 from ..numerics import round_up
 from ..core.protocols import CheckIn, WithoutReplacement
 from ..core.views import EpsilonAt

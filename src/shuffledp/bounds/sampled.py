@@ -35,7 +35,7 @@ from ..pairs.adapter import views_of
 from ..pairs import hidden as sp
 from ..pairs.trimmed import trimmed_hidden
 from ..core._parallel import parallel, pmap
-from ..core.protocols import CheckIn, WithoutReplacement
+from ..core.protocols import CheckIn
 from ..core.views import EpsilonAt, FamilyView
 from ._common import (PARTICIPATION_NOTE, TrimmedFamilyRoutes, eps0_range, gaussian_reason,
                       note_users, pld_first_kov15_last, probe_member, rate_size)

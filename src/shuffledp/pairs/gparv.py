@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from ..core import mechanisms as M
-from ..core._lazy import special  # scipy.special on first use (import time)
 
 __all__ = ["BlanketPair", "pairs_of", "has_pairs", "pairs_from_matrix", "with_checkin",
            "krr_pairs", "oue_pairs", "rappor_pairs", "hadamard_pairs", "hashing_pairs"]
