@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from shuffledp.pairs import hidden as sp
-from shuffledp.pairs.clone.hockey import ThresholdMemo, _threshold_terms, conditional_hockey
+from shuffledp.pairs.clone.hockey import (
+    ThresholdMemo,
+    _threshold_terms,
+    conditional_hockey,
+)
 from shuffledp.pairs.trimmed import trimmed_hidden
 
 

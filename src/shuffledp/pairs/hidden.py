@@ -837,6 +837,8 @@ _DIRECT_CELLS = 4096
 #: Cell sets whose threshold memos ``hidden_delta`` keeps (the most recent; the ε0
 #: searches run one or two pairs' root searches at a time).
 _MEMO_CELLS = 4
+#: Array entries each of them keeps at most, shared among its runs by their sizes (~10 MB).
+_MEMO_FLOATS = 1_200_000
 _memos: dict = {}
 _memos_lock = threading.Lock()
 
@@ -861,12 +863,12 @@ def _cells_memos(cl: Cells) -> dict:
         return runs
 
 
-def _run_memo(memos, start: int):
+def _run_memo(memos, start: int, share: float = 1.0):
     if memos is None:
         return None
     got = memos.get(start)
     if got is None:
-        got = memos.setdefault(start, ThresholdMemo())
+        got = memos.setdefault(start, ThresholdMemo(int(_MEMO_FLOATS * share)))
     return got
 
 
@@ -891,7 +893,7 @@ def _hockey_runs(c, alpha, beta, gamma, eps, memos=None):
         if b > a:
             h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True,
                                                   beta=beta[a:b], gamma=gamma[a:b],
-                                                  memo=_run_memo(memos, a))
+                                                  memo=_run_memo(memos, a, (b - a) / c.size))
     return h, err
 
 

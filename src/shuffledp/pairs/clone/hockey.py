@@ -155,7 +155,7 @@ class ThresholdMemo:
     kept (oldest dropped first). Safe across threads: a race computes twice, stores once.
     """
 
-    def __init__(self, floats: int = 1_500_000):
+    def __init__(self, floats: int = 1_200_000):
         self._floats = int(floats)
         self._store: dict = {}
         self._lock = threading.Lock()
