@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +59,7 @@ from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf
                         round_up)
 from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
-from .clone.hockey import slice0_hockey
+from .clone.hockey import ThresholdMemo, slice0_hockey
 from .law import Bias, CloneLaw
 
 __all__ = ["mixture_rdp", "HiddenPair", "hidden_pair", "hidden_delta", "hidden_epsilon", "hidden_rdp", "hidden_atoms",
@@ -821,7 +822,7 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None,
     """
     eps = float(eps)
     cl = hidden_cells(hp, budget, ranking)
-    h, err = _hockey_runs(cl.c, cl.alpha, cl.beta, cl.gamma, eps)
+    h, err = _hockey_runs(cl.c, cl.alpha, cl.beta, cl.gamma, eps, _cells_memos(cl))
     total = float(np.dot(cl.w, h + err))
     if cl.worst > 0:
         b = hp.bias
@@ -833,25 +834,66 @@ def hidden_delta(hp: HiddenPair, eps: float, budget: int | None = None,
 
 #: Up to this many cells ``_hockey_runs`` evaluates them in one direct call.
 _DIRECT_CELLS = 4096
+#: Cell sets whose threshold memos ``hidden_delta`` keeps (the most recent; the ε0
+#: searches run one or two pairs' root searches at a time).
+_MEMO_CELLS = 4
+#: Array entries each of them keeps at most, shared among its runs by their sizes (~10 MB).
+_MEMO_FLOATS = 1_200_000
+_memos: dict = {}
+_memos_lock = threading.Lock()
 
 
-def _hockey_runs(c, alpha, beta, gamma, eps):
-    """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence)."""
+def _cells_memos(cl: Cells) -> dict:
+    """The threshold memos (``conditional_hockey(memo=...)``) of the cells ``cl``, one per
+    ``_hockey_runs`` call on them: every δ(ε) of a root search on one pair evaluates the
+    same cells (``hidden_cells`` is cached), and near the root most thresholds repeat.
+    Keyed by the object itself (held here, so its id is not reused while kept)."""
+    key = id(cl)
+    got = _memos.get(key)
+    if got is not None and got[0] is cl:
+        return got[1]
+    with _memos_lock:
+        got = _memos.get(key)
+        if got is not None and got[0] is cl:
+            return got[1]
+        while len(_memos) >= _MEMO_CELLS:
+            _memos.pop(next(iter(_memos)))
+        runs: dict = {}
+        _memos[key] = (cl, runs)
+        return runs
+
+
+def _run_memo(memos, start: int, share: float = 1.0):
+    if memos is None:
+        return None
+    got = memos.get(start)
+    if got is None:
+        got = memos.setdefault(start, ThresholdMemo(int(_MEMO_FLOATS * share)))
+    return got
+
+
+def _hockey_runs(c, alpha, beta, gamma, eps, memos=None):
+    """``conditional_hockey`` over maximal runs of consecutive c (its fast recurrence).
+
+    ``memos``: a dict of ``ThresholdMemo`` per run start, for these very arrays (or None)."""
     if c.size <= _DIRECT_CELLS:
         # A few thousand cells: one vectorised call (conditional_hockey handles any c
         # directly) costs less than the per-run calls of the recurrence.
-        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma)
+        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma,
+                                  memo=_run_memo(memos, -1))
     cuts = np.concatenate([[0], np.nonzero(np.diff(c) != 1)[0] + 1, [c.size]])
     if cuts.size - 1 > max(8, c.size // 64):
         # Short runs (the exact cells repeat each c once per n_⊥): one vectorised call
         # (conditional_hockey handles any c directly) beats thousands of tiny ones.
-        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma)
+        return conditional_hockey(c, alpha, eps, with_error=True, beta=beta, gamma=gamma,
+                                  memo=_run_memo(memos, -1))
     h = np.empty(c.shape)
     err = np.empty(c.shape)
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         if b > a:
             h[a:b], err[a:b] = conditional_hockey(c[a:b], alpha[a:b], eps, with_error=True,
-                                                  beta=beta[a:b], gamma=gamma[a:b])
+                                                  beta=beta[a:b], gamma=gamma[a:b],
+                                                  memo=_run_memo(memos, a, (b - a) / c.size))
     return h, err
 
 

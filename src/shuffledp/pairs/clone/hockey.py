@@ -13,6 +13,7 @@ kernels).
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -30,7 +31,8 @@ _ABS_SLACK = 1e-290
 _KAPPA_SLACK = 4.5e-16
 
 
-def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, gamma=None):
+def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, gamma=None,
+                       memo=None):
     """H_{e^ε}(P_c ‖ Q_c) for P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c swapped.
 
     Closed form (derived here, checked against mpmath), vectorised over slices c (and α):
@@ -45,6 +47,12 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
     deterministic; ``pairs.law.Bias`` forms both). ``gamma`` = α − β given directly
     (optional): at small ε0 both α and β round to ½ and their difference to 0, so the
     slice would look uninformative; with it κ = γ − (e^ε − 1)β has no cancellation at ε = 0.
+
+    ``memo`` (a ``ThresholdMemo``, optional): the slices' probabilities at the thresholds
+    (``_threshold_terms``) are a function of the live slices c and their thresholds m only,
+    not of ε; a root search over ε on the same slices finds the same m at most of its late
+    steps, and the memo hands back the arrays computed for that (c, m) — the same floats.
+    Only for calls on the same c, α, β, γ arrays (the caller keeps one memo per slice set).
     """
     c = np.asarray(c, dtype=np.int64)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), c.shape)
@@ -76,20 +84,10 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
     # m − 1 ≤ c; every threshold in 0..c + 1 is a valid candidate (value ≤ optimum), and
     # x = c + 1 always carries loss log(α/β) > ε when κ > 0.
     m = np.floor(np.minimum(tstar, cl + 0.0)).astype(np.int64) + 1
-    # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
-    pm1 = half_binom_pmf_walk(cl, m - 1)                               # Pr[A = m−1]
-    if pm1 is None:
-        pm1 = np.exp(half_binom_logpmf(m - 1, cl))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
-        pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
-    # pm1 = 0 below the support (m = 0: never when κ > 0, as t* > 0 there; kept as a
-    # guard). Only those entries are evaluated (k = 0 is Loader's exact edge value).
-    below = m - 1 < 0
-    if below.any():
-        pm0 = pm0.copy()
-        pm0[below] = np.exp(half_binom_logpmf(m[below], cl[below]))
-    sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
+    if memo is None:
+        pm0, pm1, pm2, sf_p1 = _threshold_terms(cl, m)
+    else:
+        pm0, pm1, pm2, sf_p1 = memo.terms(cl, m, None if every else live)
     sf_0 = sf_p1 + pm0                                            # Pr[A ≥ m]
     sf_m1 = sf_0 + pm1                                            # Pr[A ≥ m−1]
     # Thresholds m − 1, m, m + 1: κ Pr[A = m' − 1] − (e^ε − 1) Pr[A ≥ m'], the largest kept
@@ -125,6 +123,59 @@ def conditional_hockey(c, alpha, eps: float, with_error: bool = False, *, beta, 
         val[live] = h
         err[live] = e
     return (val, err) if with_error else val
+
+
+def _threshold_terms(cl, m):
+    """(Pr[A = m], Pr[A = m − 1], Pr[A = m − 2], Pr[A ≥ m + 1]) for A ~ Bin(c, ½), slice by
+    slice (``conditional_hockey``'s thresholds): a function of the arrays c and m alone."""
+    # One log-pmf per slice; its neighbours by the exact ratio pmf(k+1)/pmf(k) = (c−k)/(k+1).
+    pm1 = half_binom_pmf_walk(cl, m - 1)                               # Pr[A = m−1]
+    if pm1 is None:
+        pm1 = np.exp(half_binom_logpmf(m - 1, cl))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pm0 = np.where((m >= 1) & (m <= cl), pm1 * (cl - m + 1) / np.maximum(m, 1), 0.0)
+        pm2 = np.where((m >= 2) & (m - 2 <= cl), pm1 * (m - 1) / np.maximum(cl - m + 2, 1), 0.0)
+    # pm1 = 0 below the support (m = 0: never when κ > 0, as t* > 0 there; kept as a
+    # guard). Only those entries are evaluated (k = 0 is Loader's exact edge value).
+    below = m - 1 < 0
+    if below.any():
+        pm0 = pm0.copy()
+        pm0[below] = np.exp(half_binom_logpmf(m[below], cl[below]))
+    sf_p1 = _sf_slices(m + 1, cl, pm0, pm1)                        # Pr[A ≥ m+1]
+    return pm0, pm1, pm2, sf_p1
+
+
+class ThresholdMemo:
+    """``_threshold_terms`` of one fixed set of slices c, remembered by their thresholds m.
+
+    The values are recomputed by nothing else: a hit returns the very arrays a fresh call
+    on the same (live c, m) returned (the function is deterministic in them; the arrays
+    are made read-only). ``conditional_hockey(memo=...)``; the caller keeps one memo per
+    set of slices (the hidden pairs' cells, per run). At most ``floats`` array entries are
+    kept (oldest dropped first). Safe across threads: a race computes twice, stores once.
+    """
+
+    def __init__(self, floats: int = 1_200_000):
+        self._floats = int(floats)
+        self._store: dict = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def terms(self, cl, m, live=None):
+        key = (m.tobytes(), None if live is None else live.tobytes())
+        got = self._store.get(key)
+        if got is not None:
+            self.hits += 1
+            return got
+        got = _threshold_terms(cl, m)
+        for a in got:
+            a.flags.writeable = False
+        cap = max(2, self._floats // max(4 * m.size, 1))
+        with self._lock:
+            while len(self._store) >= cap:
+                self._store.pop(next(iter(self._store)))
+            self._store[key] = got
+        return got
 
 
 def slice0_hockey(alpha: float, beta: float, gamma: float, eps: float) -> tuple[float, float]:
