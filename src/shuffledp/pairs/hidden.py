@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import _validate as v
+from ..core._memo import register
 from ..core._lazy import special  # scipy.special on first use (import time)
 from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf_bounds_many,
                         binom_logpmf, binom_logpmf_pairs, binom_tail_mass, binom_window,
@@ -841,6 +842,7 @@ _MEMO_CELLS = 4
 _MEMO_FLOATS = 1_200_000
 _memos: dict = {}
 _memos_lock = threading.Lock()
+register(__name__ + "._memos", _memos)    # emptied by sd.clear_caches()
 
 
 def _cells_memos(cl: Cells) -> dict:
