@@ -12,11 +12,10 @@ import pytest
 
 import oracle
 import shuffledp as sd
-from shuffledp.bounds import girgis as g  # noqa: F811
+from shuffledp.bounds import girgis as g
 
 # The RDP machinery lives in shuffledp.compose.conversions (sd.rdp is the accountant function).
 rdp = importlib.import_module("shuffledp.compose.conversions")
-from shuffledp.bounds import girgis as g
 
 
 def cks_eps(lam, r, delta):

@@ -245,7 +245,7 @@ def test_rate_one_is_the_unsampled_pair(n):
 def test_binned_cells_against_exact_cells_at_moderate_n():
     """n = 600 (grouped cells, CDF bins) against every (n_⊥, s) cell summed exactly."""
     n, e0, g = 600, 1.0, 0.2
-    p, al = math.exp(-e0), float(special.expit(e0))
+    p = math.exp(-e0)
     hp = sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=g)
     exact = sp._checkin_exact(hp)
     keep = exact.w > 1e-25                 # the rest cannot move δ ≥ 1e-6 (total < 1e-15)
@@ -267,7 +267,7 @@ def test_binned_cells_against_exact_cells_at_moderate_n():
 def test_rdp_of_binned_cells_against_exact_cells(monkeypatch):
     """RDP of the grouped cells (n = 400) against the exact cells' RDP."""
     n, e0, g = 400, 1.0, 0.3
-    p, al = math.exp(-e0), float(special.expit(e0))
+    p = math.exp(-e0)
     o = np.array([2, 8, 30])
     hp = sp.hidden_pair(n, p, log_odds=e0, kappa=p, rate=g)
     sd.clear_caches()
