@@ -46,6 +46,10 @@ __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delt
            "composed_epsilon", "fft_length_estimate", "MAX_FFT"]
 
 _U = 2.0 ** -53
+#: A loss log A − log B formed in floating point is within _LOG_ERR·(|log A| + |log B| + 1)
+#: of the loss the stored logs stand for (their own rounding and the subtraction's, with
+#: margin): every lattice nudges losses up by it (down, for floors).
+_LOG_ERR = 4e-16
 #: Losses below this are rounded up to it (safe: P-mass at loss L is ≤ e^L).
 _LOSS_FLOOR = -40.0
 #: Q-mass of the lowest losses that ``loss_lattice`` raises to the loss above them.
@@ -91,7 +95,7 @@ def _dense(la, lb, d: float, extra: float, pessimistic: bool):
     inf_mass = float(np.sum(pa[live & ~np.isfinite(lb)]))
     fin = live & np.isfinite(lb)
     # The nudge covers floating error in the subtraction and the division.
-    nudge = 4e-16 * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
+    nudge = _LOG_ERR * (np.abs(la[fin]) + np.abs(lb[fin]) + 1.0)
     if pessimistic:
         inf_mass += max(extra, 1.0 - float(np.sum(pa[live])))
         loss = np.maximum(la[fin] - lb[fin], _LOSS_FLOOR)
@@ -164,7 +168,7 @@ class LossPair:
     def nudge(self) -> np.ndarray:
         """4e-16·(|log A| + |log B| + 1), symmetric in the two directions."""
         if self._nudge is None:
-            self._nudge = 4e-16 * (np.abs(self.la) + np.abs(self.lb) + 1.0)
+            self._nudge = _LOG_ERR * (np.abs(self.la) + np.abs(self.lb) + 1.0)
         return self._nudge
 
     def loss_moments(self, flip: bool):
@@ -334,6 +338,21 @@ class _Pass1:
         return mu, var, self.mhi - self.mlo
 
 
+def _nudged_loss(la, lb, s: int, e: int, flip: bool, out):
+    """Block [s, e) of the direction's loss (log A − log B, negated when ``flip``): returns
+    (the plain difference, a scratch array; the loss nudged up by 4e-16·(|log A| + |log B|
+    + 1) for the float error of the two logs and their difference, written into
+    ``out[s:e]``). The one home of that nudge (the fused first pass and the plain one)."""
+    x = np.subtract(la[s:e], lb[s:e])
+    if flip:
+        np.negative(x, out=x)
+    t = np.abs(la[s:e])
+    t += np.abs(lb[s:e])
+    t += 1.0
+    t *= _LOG_ERR
+    return x, np.add(x, t, out=out[s:e])
+
+
 def _pass1(la, lb, flip: bool, w, w_mom, moments: bool) -> _Pass1:
     """``_Pass1`` of the direction (− when ``flip``): w the lattice's weights (e^{log B} of
     the direction), w_mom the moments' (e^{log A}); the blocks in two halves on two
@@ -346,14 +365,7 @@ def _pass1(la, lb, flip: bool, w, w_mom, moments: bool) -> _Pass1:
         ext = [math.inf, -math.inf, math.inf, math.inf, math.inf, -math.inf, math.inf]
         ms, ts = {}, {}
         for s, e in run:
-            x = np.subtract(la[s:e], lb[s:e])
-            if flip:
-                np.negative(x, out=x)
-            t = np.abs(la[s:e])
-            t += np.abs(lb[s:e])
-            t += 1.0
-            t *= 4e-16
-            y = np.add(x, t, out=loss[s:e])
+            x, y = _nudged_loss(la, lb, s, e, flip, loss)
             ext[0] = min(ext[0], float(y.min()))
             ext[1] = max(ext[1], float(y.max()))
             ext[2] = min(ext[2], float(np.min(y, where=w[s:e] > _FLOOR_MASS, initial=math.inf)))
@@ -469,10 +481,10 @@ def loss_lattice(la, lb, d: float | None = None, extra: float = 0.0) -> LossLatt
     a, b = (la, lb) if all_fin else (la[fin], lb[fin])
     ok = np.isfinite(a)
     if ok.all():
-        loss = a - b + 4e-16 * (np.abs(a) + np.abs(b) + 1.0)
+        loss = a - b + _LOG_ERR * (np.abs(a) + np.abs(b) + 1.0)
     else:
         loss = np.full(a.shape, -np.inf)
-        loss[ok] = a[ok] - b[ok] + 4e-16 * (np.abs(a[ok]) + np.abs(b[ok]) + 1.0)
+        loss[ok] = a[ok] - b[ok] + _LOG_ERR * (np.abs(a[ok]) + np.abs(b[ok]) + 1.0)
     inf_fin = 0.0 if all_fin else float(np.sum(pa[(pa > 0.0) & ~fin]))
     return _lattice_from(loss, np.exp(b), pa, d, extra, all_fin, inf_fin)
 
@@ -526,7 +538,7 @@ def floor_losses(a, b):
     """The losses a − b of finite atoms (log A, log B), lowered by their floating-point
     margin: at or below every exact loss the stored logs stand for (for LOWER bounds)."""
     loss = a - b
-    return loss - (4e-16 * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
+    return loss - (_LOG_ERR * (np.abs(a) + np.abs(b) + 1.0) + 1e-12 * (1.0 + np.abs(loss)))
 
 
 def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float,
@@ -560,14 +572,7 @@ def _blocked_lattice(la, lb, flip: bool, w, pa, d: float, extra: float,
         ext = [math.inf, -math.inf, math.inf]    # min, max loss; lowest loss of a heavy atom
         for s in range(0, n, _BLOCK):
             e = min(n, s + _BLOCK)
-            x = np.subtract(la[s:e], lb[s:e])
-            if flip:
-                np.negative(x, out=x)
-            t = np.abs(la[s:e])
-            t += np.abs(lb[s:e])
-            t += 1.0
-            t *= 4e-16
-            x = np.add(x, t, out=loss[s:e])
+            _, x = _nudged_loss(la, lb, s, e, flip, loss)
             ext[0] = min(ext[0], float(x.min()))
             ext[1] = max(ext[1], float(x.max()))
             ext[2] = min(ext[2], float(np.min(x, where=w[s:e] > _FLOOR_MASS,
