@@ -981,26 +981,10 @@ class _Tilt:
         # product is a weight ≤ ~1, so form it in logs (Q ≤ 0 from rounding: weight 0).
         # (in place: the operations of lw + log(max(Q, 0)), e^{that} and A·e^{−(s − s0)d}
         # as written, two buffers instead of nine temporaries of the window's length)
-        if s.size >= _WINDOW_THREADED and parallel():
-            sums = _steer_sums_threaded(lw, Q, s, d)
-            if sums is None:
-                return None
-            A, SA, SB = sums
-        else:
-            with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-                A = np.where(Q > 0.0, Q, 0.0)
-                np.log(A, out=A)
-                np.add(lw, A, out=A)                 # la
-                if float(np.max(A)) > 600.0:
-                    return None
-                np.exp(A, out=A)
-                B = np.subtract(s, s[0])
-                np.negative(B, out=B)
-                B *= d
-                np.exp(B, out=B)
-                np.multiply(A, B, out=B)
-            SA = np.cumsum(A[::-1])[::-1]
-            SB = np.cumsum(B[::-1])[::-1]
+        sums = _steer_sums(lw, Q, s, d, s.size >= _WINDOW_THREADED and parallel())
+        if sums is None:
+            return None
+        A, SA, SB = sums
         s0, right = float(s[0]), self.right + self.heavy
 
         # Σ_{s > ε/d} A_s e^{ε − sd} from the suffix sums of B = A·e^{−(s − s0)d}, unless the
@@ -1185,41 +1169,52 @@ def _window_terms_threaded(eps: float, sd, ew, Q):
             top)
 
 
-def _steer_sums_threaded(lw, Q, s, d: float):
-    """``_Tilt.steer``'s weights A and suffix sums (A, SA, SB), or None when the weights
-    overflow, by the same operations on two threads: A = e^{lw + log Q} beside
-    e^{−(s − s0)d}, then the suffix sums of A beside B = A·e^{−(s − s0)d} and its suffix
-    sums (a cumulative sum into a new array releases the GIL)."""
-    def chain_a(_):
-        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            A = np.where(Q > 0.0, Q, 0.0)
-            np.log(A, out=A)
-            np.add(lw, A, out=A)                 # la
-            if float(np.max(A)) > 600.0:
-                return None
-            np.exp(A, out=A)
-        return A
+def _steer_weights(lw, Q):
+    """``_Tilt.steer``'s weights A = e^{lw + log max(Q, 0)} in place of one buffer, or None
+    when they overflow."""
+    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+        A = np.where(Q > 0.0, Q, 0.0)
+        np.log(A, out=A)
+        np.add(lw, A, out=A)                 # la
+        if float(np.max(A)) > 600.0:
+            return None
+        np.exp(A, out=A)
+    return A
 
-    def chain_e(_):
-        with np.errstate(under="ignore"):
-            B = np.subtract(s, s[0])
-            np.negative(B, out=B)
-            B *= d
-            np.exp(B, out=B)
-        return B
 
-    A, B = pmap(lambda f: f(None), [chain_a, chain_e])
-    if A is None:
-        return None
+def _steer_decay(s, d: float):
+    """e^{−(s − s0)d} in place of one buffer."""
+    with np.errstate(under="ignore"):
+        B = np.subtract(s, s[0])
+        np.negative(B, out=B)
+        B *= d
+        np.exp(B, out=B)
+    return B
 
-    def sums(which):
+
+def _steer_sums(lw, Q, s, d: float, threaded: bool):
+    """``_Tilt.steer``'s weights A and suffix sums (A, SA, SB) with B = A·e^{−(s − s0)d}, or
+    None when the weights overflow. ``threaded``: the two exponential chains side by side,
+    then the two suffix sums side by side (a cumulative sum into a new array releases the
+    GIL); the same operations either way, so the same floats."""
+    def suffix(which, A, B):
         if which:
             with np.errstate(under="ignore"):
                 np.multiply(A, B, out=B)
             return np.cumsum(B[::-1])[::-1]
         return np.cumsum(A[::-1])[::-1]
 
-    SA, SB = pmap(sums, [False, True])
+    if threaded:
+        A, B = pmap(lambda f: f(), [lambda: _steer_weights(lw, Q), lambda: _steer_decay(s, d)])
+        if A is None:
+            return None
+        SA, SB = pmap(lambda w: suffix(w, A, B), [False, True])
+    else:
+        A = _steer_weights(lw, Q)
+        if A is None:
+            return None
+        B = _steer_decay(s, d)
+        SA, SB = suffix(False, A, B), suffix(True, A, B)
     return A, SA, SB
 
 
