@@ -15,6 +15,7 @@ Reusable by every bound's tests:
 * ``worst_renyi(R, n, order)``   -> the same for Rényi divergence
 * ``neighbours(k, n)``           -> every (X0, X1) pair differing in user 0, others as a multiset
 * ``clone_pair_law(n, p, a)``     -> the generic clone pair (clones.md §1, g = 0)
+* ``clone_pair_slices(n, p, a, sds)`` -> the same pair slice by slice, within ±sds sd of C (large n)
 * ``checkin_pair_law(n, p, a, γ, c)`` -> the hidden-⊥ check-in pair, trimmed by c (sampling.md §1)
 """
 
@@ -150,6 +151,24 @@ def clone_pair_law(n: int, p, a) -> tuple[dict, dict]:
                 P[key] = P.get(key, 0) + wz * pa
                 Q[key] = Q.get(key, 0) + wz * qa
     return P, Q
+
+
+def clone_pair_slices(n: int, p, alpha, sds):
+    """The clone pair of ``clone_pair_law`` slice by slice, for n too large to write out:
+    yields (Pr[C = c], P_c, Q_c) for each clone count c within ±sds standard deviations of
+    C ~ Bin(n − 1, p), where P_c(x) = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), x = 0..c+1, and
+    Q_c is the same with α and 1 − α swapped (in the caller's mpmath precision)."""
+    m = n - 1
+    p = mp.mpf(p)
+    mean, sd = m * p, mp.sqrt(m * p * (1 - p))
+    for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
+        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
+        b = [mp.mpf(1) / mp.mpf(2) ** c]
+        for x in range(c):
+            b.append(b[-1] * (c - x) / (x + 1))
+        u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
+        yield (wc, [alpha * u[x] + (1 - alpha) * v[x] for x in range(c + 2)],
+               [(1 - alpha) * u[x] + alpha * v[x] for x in range(c + 2)])
 
 
 def checkin_pair_law(n: int, p, alpha, gamma, c=1) -> tuple[dict, dict, mp.mpf]:

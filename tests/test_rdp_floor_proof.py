@@ -17,6 +17,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+import oracle
 from shuffledp.bounds import trimmed_clone as tc
 from shuffledp.bounds._common import eps0_range
 from shuffledp.bounds.clones import pair_rdp_floor
@@ -65,19 +66,11 @@ def test_proof_needs_a_finite_positive_value_to_beat():
 def _mp_atoms(pair, sds=14):
     """(log P, log Q) of the clone pair's atoms in mpmath (40 digits), as floats."""
     mp.mp.dps = 40
-    m, p = pair.n - 1, mp.mpf(pair.p)
     alpha = 1 / (1 + mp.e ** -mp.mpf(pair.log_ratio))
-    mean, sd = m * p, mp.sqrt(m * p * (1 - p))
     lp, lq = [], []
-    for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
-        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
-        b = [mp.mpf(1) / mp.mpf(2) ** c]
-        for x in range(c):
-            b.append(b[-1] * (c - x) / (x + 1))
-        u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
-        for x in range(c + 2):
-            P = wc * (alpha * u[x] + (1 - alpha) * v[x])
-            Q = wc * ((1 - alpha) * u[x] + alpha * v[x])
+    for wc, Pc, Qc in oracle.clone_pair_slices(pair.n, pair.p, alpha, sds):
+        for Px, Qx in zip(Pc, Qc):
+            P, Q = wc * Px, wc * Qx
             if P > 0 and Q > 0:
                 lp.append(float(mp.log(P)))
                 lq.append(float(mp.log(Q)))

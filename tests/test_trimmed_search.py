@@ -14,6 +14,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+import oracle
 from shuffledp.bounds._common import eps0_range, golden_pruned
 from shuffledp.bounds.trimmed_clone import _one_round_loses
 from shuffledp.numerics import golden
@@ -23,21 +24,10 @@ from shuffledp.pairs.trimmed import TrimmedPair
 
 
 def _mp_slices(n, p, eps0, sds):
-    """(Pr[C = c], P_c, Q_c) per clone count c within ±sds·sd, 40 digits:
-    P_c = α Bin(c,½)(x−1) + (1−α) Bin(c,½)(x), Q_c the same with α and 1 − α swapped."""
+    """(Pr[C = c], P_c, Q_c) per clone count c within ±sds·sd, 40 digits
+    (``oracle.clone_pair_slices`` with the victim's α = e^ε0/(e^ε0 + 1))."""
     mp.mp.dps = 40
-    m = n - 1
-    p = mp.mpf(p)
-    alpha = mp.e ** eps0 / (mp.e ** eps0 + 1)
-    mean, sd = m * p, mp.sqrt(m * p * (1 - p))
-    for c in range(max(0, int(mean - sds * sd)), min(m, int(mean + sds * sd)) + 1):
-        wc = mp.binomial(m, c) * p ** c * (1 - p) ** (m - c)
-        b = [mp.mpf(1) / mp.mpf(2) ** c]
-        for x in range(c):
-            b.append(b[-1] * (c - x) / (x + 1))
-        u, v = [mp.mpf(0)] + b, b + [mp.mpf(0)]
-        yield (wc, [alpha * u[x] + (1 - alpha) * v[x] for x in range(c + 2)],
-               [(1 - alpha) * u[x] + alpha * v[x] for x in range(c + 2)])
+    return oracle.clone_pair_slices(n, p, mp.e ** eps0 / (mp.e ** eps0 + 1), sds)
 
 
 def _mp_delta(n, p, eps0, eps, sds=12):
