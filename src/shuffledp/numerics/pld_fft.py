@@ -265,21 +265,10 @@ def _pairwise_rec(leaf, s: int, e: int) -> float:
 
 def _leaves(n: int) -> list:
     """The blocks [s, e) at which ``_pairwise_sum`` cuts numpy's pairwise recursion over n
-    values, in order (each at most ``_BLOCK`` values)."""
+    values, in order (each at most ``_BLOCK`` values): read off the same recursion."""
     out: list = []
-    _leaves_rec(0, n, out)
+    _pairwise_rec(lambda s, e: out.append((s, e)) or 0.0, 0, n)
     return out
-
-
-def _leaves_rec(s: int, e: int, out: list) -> None:
-    m = e - s
-    if m <= _BLOCK:
-        out.append((s, e))
-        return
-    h = m // 2
-    h -= h % 8
-    _leaves_rec(s, s + h, out)
-    _leaves_rec(s + h, e, out)
 
 
 def _halves(leaves: list) -> list:
@@ -320,16 +309,7 @@ class _Pass1:
         la, lb, flip, w = self.la, self.lb, self.flip, self.w_mom
 
         def second(run):
-            out = {}
-            for s, e in run:
-                x = np.subtract(la[s:e], lb[s:e])
-                if flip:
-                    np.negative(x, out=x)
-                np.maximum(x, _LOSS_FLOOR, out=x)
-                x -= mu
-                np.square(x, out=x)
-                out[s] = np.sum(np.multiply(w[s:e], x, out=x))
-            return out
+            return {s: _square_dev_sum(la, lb, s, e, flip, w, mu) for s, e in run}
 
         sums = {}
         for part in _on_threads(second, _halves(self.leaves)):
@@ -402,28 +382,33 @@ def _blocked_moments(la, lb, flip: bool, w):
     tot = float(np.sum(w))
     ext = [math.inf, -math.inf]
 
-    def loss(s, e):
-        x = np.subtract(la[s:e], lb[s:e])
-        if flip:
-            np.negative(x, out=x)
-        return np.maximum(x, _LOSS_FLOOR, out=x)
-
     def first(s, e):
-        x = loss(s, e)
+        x = _floored_loss(la, lb, s, e, flip)
         ext[0] = min(ext[0], float(x.min()))
         ext[1] = max(ext[1], float(x.max()))
         return np.sum(np.multiply(w[s:e], x, out=x))
 
     mu = _pairwise_sum(la.size, first) / tot if tot > 0 else 0.0
-
-    def second(s, e):
-        x = loss(s, e)
-        x -= mu
-        np.square(x, out=x)                  # (loss − mu) ** 2
-        return np.sum(np.multiply(w[s:e], x, out=x))
-
-    var = _pairwise_sum(la.size, second) / tot if tot > 0 else 0.0
+    var = (_pairwise_sum(la.size, lambda s, e: _square_dev_sum(la, lb, s, e, flip, w, mu))
+           / tot if tot > 0 else 0.0)
     return mu, var, ext[1] - ext[0]
+
+
+def _floored_loss(la, lb, s: int, e: int, flip: bool):
+    """Block [s, e) of max(±(la − lb), _LOSS_FLOOR) (− when ``flip``), a new array."""
+    x = np.subtract(la[s:e], lb[s:e])
+    if flip:
+        np.negative(x, out=x)
+    return np.maximum(x, _LOSS_FLOOR, out=x)
+
+
+def _square_dev_sum(la, lb, s: int, e: int, flip: bool, w, mu: float):
+    """np.sum of w·(loss − mu)² over block [s, e): the variance pass's block sum (of
+    ``_blocked_moments`` and of ``_Pass1.moments``)."""
+    x = _floored_loss(la, lb, s, e, flip)
+    x -= mu
+    np.square(x, out=x)                      # (loss − mu) ** 2
+    return np.sum(np.multiply(w[s:e], x, out=x))
 
 
 def _moments(loss, w):
