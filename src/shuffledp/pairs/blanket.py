@@ -92,11 +92,8 @@ def _excess_atoms(pair, eps, top=None):
     subtraction of nearly equal numbers)."""
     if -eps >= (pair.max_log_ratio() if top is None else top):
         return None
-    t = math.exp(eps)
-    vals = np.append(t * pair.b - pair.a, 0.0)
-    probs = np.append(pair.w, pair.w0)
-    err = np.append(8.0 * 2.0 ** -53 * (pair.a + t * pair.b), 0.0)
-    return vals, probs, err
+    vals, probs, err = pair.atoms_at([math.exp(eps)], excess=True)
+    return vals[0], probs, err[0]
 
 
 #: Curve points whose Chernoff bound is below this are not summed exactly (see
@@ -115,29 +112,17 @@ def _pair_atoms(pairs, eps, excess, tops=None):
 
 def _curve_atoms(pairs, eps_list, tops):
     """``[_pair_atoms(pairs, e, e < 0, tops) for e in eps_list]``, each pair's rows formed in
-    one array: values a − t·b (ε ≥ 0) or t·b − a (ε < 0) and errors 8u·(a + t·b) with
-    t = ``math.exp(ε)``, elementwise the same operations as ``gparv.BlanketPair.atoms`` and
-    ``_excess_atoms`` (tests/test_blanket_batch_s19.py), the zero atom last; None where H
-    is 0. The probabilities are one shared array per pair (nothing writes to them)."""
+    one array (``BlanketPair.atoms_at``: the same operations as ``atoms`` and
+    ``_excess_atoms`` elementwise), None where H is 0. The probabilities are one shared
+    array per pair (nothing writes to them)."""
     out = [[None] * len(pairs) for _ in eps_list]
-    U8 = 8.0 * 2.0 ** -53
     for c, (pair, top) in enumerate(zip(pairs, tops)):
         for excess in (False, True):
             rows = [r for r, e in enumerate(eps_list)
                     if (e < 0) == excess and (-e if excess else e) < top]
             if not rows:
                 continue
-            t = np.array([math.exp(eps_list[r]) for r in rows])[:, None]
-            m = pair.a.size
-            tb = t * pair.b
-            vals = np.zeros((len(rows), m + 1))
-            err = np.zeros((len(rows), m + 1))
-            if excess:
-                np.subtract(tb, pair.a, out=vals[:, :m])
-            else:
-                np.subtract(pair.a, tb, out=vals[:, :m])
-            np.multiply(U8, pair.a + tb, out=err[:, :m])
-            probs = np.append(pair.w, pair.w0)
+            vals, probs, err = pair.atoms_at([math.exp(eps_list[r]) for r in rows], excess)
             for k, r in enumerate(rows):
                 out[r][c] = (vals[k], probs, err[k])
     return out

@@ -45,11 +45,26 @@ class BlanketPair:
 
     def atoms(self, eps: float):
         """(values, probs, value errors) of G at ε, the zero atom last."""
-        t = math.exp(eps)
-        vals = np.append(self.a - t * self.b, 0.0)
-        probs = np.append(self.w, self.w0)
-        err = np.append(8.0 * 2.0 ** -53 * (self.a + t * self.b), 0.0)
-        return vals, probs, err
+        vals, probs, err = self.atoms_at([math.exp(eps)])
+        return vals[0], probs, err[0]
+
+    def atoms_at(self, ts, excess: bool = False):
+        """(values, probs, value errors) at e^ε = t for every t in ``ts`` at once: one row
+        of values and errors per t (the zero atom last in each), the probabilities shared.
+        Values a − t·b (G), or t·b − a (``excess``: the summand of H − (1 − e^ε), ε ≤ 0,
+        without subtracting nearly equal numbers); errors 8u·(a + t·b) either way. The one
+        home of the formula (``atoms``, the blanket's excess atoms and its curve batches)."""
+        t = np.asarray(ts, dtype=float)[:, None]
+        m = self.a.size
+        tb = t * self.b
+        vals = np.zeros((t.shape[0], m + 1))
+        err = np.zeros((t.shape[0], m + 1))
+        if excess:
+            np.subtract(tb, self.a, out=vals[:, :m])
+        else:
+            np.subtract(self.a, tb, out=vals[:, :m])
+        np.multiply(8.0 * 2.0 ** -53, self.a + tb, out=err[:, :m])
+        return vals, np.append(self.w, self.w0), err
 
     def max_log_ratio(self) -> float:
         """Largest |log(A/B)| over the atoms: the pair's privacy loss lies within it."""
