@@ -35,8 +35,8 @@ from typing import Callable
 
 __all__ = [
     "XTOL", "RTOL", "MAX_ITER", "SearchResult", "SearchError",
-    "bisect", "falling_root", "falling_log_root", "target_root", "integer_search", "golden", "golden_integer",
-    "illinois_root", "illinois_steps",
+    "bisect", "falling_root", "falling_log_root", "target_root", "integer_search", "golden",
+    "golden_integer", "illinois_root", "illinois_steps",
     "bisect_certified", "falling_root_certified", "golden_min", "increasing_root",
 ]
 
