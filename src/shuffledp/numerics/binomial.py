@@ -784,21 +784,7 @@ def rademacher_log_moments(s, kmax: int, first: int = 1) -> np.ndarray:
     moments are zero. Used for the series form of the clone pair's RDP (clone_pair.py).
     """
     s = np.asarray(s, dtype=float).ravel()
-    if kmax not in _EVEN_PARTITIONS:
-        # The same exact integers as ``_even_partition_counts`` (so the same floats), by
-        # E(2k + 2, m) = m²·E(2k, m) + (2m − 1)·E(2k, m − 1): the exponential generating
-        # function of partitions into m even blocks is u^m/m!, u = cosh x − 1, and
-        # u'' = u + 1, u'² = u² + 2u give (u^m/m!)'' = m²·u^m/m! + (2m − 1)·u^{m−1}/(m − 1)!.
-        # O(kmax²) integer products instead of O(kmax³): 13 → 0.5 ms at kmax = 65, paid
-        # once per process (and after ``clear_caches``) by every series user.
-        e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
-        e[0][0] = 1
-        for k in range(kmax):
-            prev, row = e[k], e[k + 1]
-            for m in range(1, k + 2):
-                row[m] = m * m * prev[m] + (2 * m - 1) * prev[m - 1]
-        _EVEN_PARTITIONS[kmax] = np.array([[float(v) for v in row] for row in e])
-    E = _EVEN_PARTITIONS[kmax]
+    E = even_partition_table(kmax)
     n = s.size
     if first != 1 and (n <= 8 or not 1 <= first <= kmax):
         raise ValueError(f"first must be in [1, kmax] with more than 8 rows; got {first!r}")
@@ -848,6 +834,42 @@ def rademacher_log_moments(s, kmax: int, first: int = 1) -> np.ndarray:
             inner = blk @ E[k, 1:k + 1]
             out[:, k - first] = np.log(inner) - k * logs
     return out
+
+
+#: The rows of ``even_partition_table`` formed so far: (E(2k, m) for m ≤ k as exact
+#: integers, the same as floats), k = 0, 1, ...
+_EVEN_ROWS: list = register("shuffledp.numerics._EVEN_ROWS", [])
+
+
+def even_partition_table(kmax: int) -> np.ndarray:
+    """E(2k, m), k, m ≤ kmax, as floats (``_even_partition_counts``' exact integers, each
+    rounded once): the table of ``rademacher_log_moments`` (kept per kmax in
+    ``_EVEN_PARTITIONS``).
+
+    By E(2k + 2, m) = m²·E(2k, m) + (2m − 1)·E(2k, m − 1): the exponential generating
+    function of partitions into m even blocks is u^m/m!, u = cosh x − 1, and u'' = u + 1,
+    u'² = u² + 2u give (u^m/m!)'' = m²·u^m/m! + (2m − 1)·u^{m−1}/(m − 1)!. O(kmax²) integer
+    products instead of O(kmax³). Row k does not depend on kmax, so the rows are formed
+    once and shared by every kmax (the series asks 17, 33, then 65 terms, and its quick
+    check the table of 65): each table is the same floats as when formed on its own."""
+    hit = _EVEN_PARTITIONS.get(kmax)
+    if hit is not None:
+        return hit
+    rows = _EVEN_ROWS
+    if not rows:
+        rows.append(([1], [1.0]))
+    while len(rows) <= kmax:
+        prev = rows[-1][0]
+        k = len(prev) - 1                       # prev holds E(2k, m), m = 0..k
+        row = [0] * (k + 2)
+        for m in range(1, k + 2):
+            row[m] = m * m * (prev[m] if m <= k else 0) + (2 * m - 1) * prev[m - 1]
+        rows.append((row, [float(v) for v in row]))
+    E = np.zeros((kmax + 1, kmax + 1))
+    for k in range(kmax + 1):
+        E[k, :k + 1] = rows[k][1]
+    _EVEN_PARTITIONS[kmax] = E
+    return E
 
 
 def binom_log_tail_bound(n, p, k, upper: bool, q=None) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...core._memo import register
 from ...numerics import rademacher_log_moments
+from ...numerics.binomial import even_partition_table
 from .rdp_points import _exp_log_sum, _rdp_window
 
 #: Terms of the moment series of a slice's RDP (even moments of V up to twice this), tried
@@ -133,18 +134,12 @@ def _top_moments(s: float):
     return mu, log_top
 
 
-@functools.lru_cache(maxsize=4)
 def _partition_table(kmax: int) -> np.ndarray:
-    """E(2k, m), k, m ≤ kmax, as floats (the table of ``rademacher_log_moments``; exact
-    integers by E(2k + 2, m) = m²E(2k, m) + (2m − 1)E(2k, m − 1))."""
-    e = [[0] * (kmax + 1) for _ in range(kmax + 1)]
-    e[0][0] = 1
-    for k in range(kmax):
-        for m in range(1, k + 2):
-            e[k + 1][m] = m * m * e[k][m] + (2 * m - 1) * e[k][m - 1]
-    out = np.array([[float(v) for v in row] for row in e])
-    out.flags.writeable = False
-    return out
+    """E(2k, m), k, m ≤ kmax, as floats: the table of ``rademacher_log_moments``
+    (``numerics.binomial.even_partition_table``, shared with it; read-only)."""
+    E = even_partition_table(kmax)
+    E.flags.writeable = False
+    return E
 
 
 @functools.lru_cache(maxsize=4)
