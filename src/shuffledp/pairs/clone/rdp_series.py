@@ -277,8 +277,12 @@ def _psi_even(lam: int, gamma: float, kmax: int) -> np.ndarray:
         else:
             c = list(hit[1])
         a = 2.0 * lam - 1.0
+        # (the two previous terms carried in locals: the same expression on the same floats)
+        p2, p1 = c[-2], c[-1]
+        append = c.append
         for j in range(len(c) - 1, 2 * kmax):
-            c.append(gamma * (a * c[j] + (j - 2) * gamma * c[j - 1]) / (j + 1))
+            p2, p1 = p1, gamma * (a * p1 + (j - 2) * gamma * p2) / (j + 1)
+            append(p1)
         arr = np.array(c)
         arr.flags.writeable = False
         hit = (kmax, c, arr)
