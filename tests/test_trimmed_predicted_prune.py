@@ -78,3 +78,31 @@ def test_golden_pruned_calls_loses_only_with_a_finite_partner():
     C.golden_pruned(lambda x: (x - 0.3) ** 2, lambda x, fp: seen.append(fp) or False,
                     0.0, 1.0, max_iter=6)
     assert seen and all(math.isfinite(v) for v in seen)
+
+
+@pytest.mark.parametrize("n,sigma,delta", [(10**4, 1.0, 1e-6), (3 * 10**5, 1.3, 1e-6),
+                                           (2 * 10**6, 4.0, 1e-10)])
+def test_one_round_search_keeps_goldens_eps0(monkeypatch, n, sigma, delta):
+    from shuffledp.pairs.trimmed import TrimmedPair
+
+    def value(e0):
+        tp = TrimmedPair.at(n, sigma, e0)
+        if tp is None:
+            return math.inf
+        left = delta - tp.charge(1)
+        return tp.epsilon(left) if left > 0 else math.inf
+
+    tried = []
+    orig = tc._one_round_loses
+
+    def spy(*a):
+        r = orig(*a)
+        tried.append(r)
+        if r:
+            assert value(a[3]) > a[4]          # the proof is right
+        return r
+
+    monkeypatch.setattr(tc, "_one_round_loses", spy)
+    lo, hi = eps0_range(n, sigma, delta)
+    assert tc._one_round_eps0(n, sigma, delta, value) == golden(value, lo, hi, max_iter=10).x
+    assert any(tried) and len(tried) < 11        # proofs are used, and some tries skipped
