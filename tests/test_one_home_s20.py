@@ -188,3 +188,19 @@ def test_epsilon_and_delta_commands_take_the_same_question_options():
     flags = {s for o in eps for s in o[0]}
     assert {"--composition", "--lower", "--relation", "--reports-per-user", "--dummies",
             "--honest", "--dummy-distribution"} <= flags
+
+
+# ----------------------------------------------------------------------------------------
+# fl-demo: one run and the trade-off describe their training with the same rows
+# ----------------------------------------------------------------------------------------
+def test_fl_summaries_share_the_training_rows():
+    from shuffledp.apps.fl.demo import _training_setting
+    from shuffledp.apps.fl.sim import TrainConfig
+    cfg = TrainConfig(rounds=6, clip=0.5, lr=3.0, seed=7, model="mlp", hidden=16,
+                      fast_noise=True)
+    assert _training_setting(cfg, 1e-5) == {
+        "clip norm C": 0.5, "learning rate": 3.0, "model": "mlp (hidden 16)", "seed": 7,
+        "delta": 1e-5, "noise simulation": "one draw for the average (same law as per-user "
+                                           "noise)"}
+    slow = TrainConfig(rounds=6, fast_noise=False)
+    assert _training_setting(slow, 1e-6)["noise simulation"] == "each user adds its own noise"
