@@ -270,9 +270,18 @@ def _finish(param, value, proto, target, delta, T, relation=REPLACE_ONE, run: _R
                        relation=relation, valid_for=r.valid_for)
 
 
-def _with_runner_up(cal: Calibration, again) -> Calibration:
-    """Attach the search for the runner-up (run lazily): each other valid upper bound
-    calibrated alone (``again(rival)``); the one allowing the best parameter wins."""
+def _with_runner_up(calibration, progress, *args, rival_tol: float | None = None,
+                    **kw) -> Calibration:
+    """``calibration(*args, run=..., **kw)`` over every bound, with the search for the
+    runner-up attached (run lazily): each other valid upper bound calibrated alone by the
+    same call with the same arguments (``rival_tol``, when given, replaces ``tol``: a
+    coarser search); the one allowing the best parameter wins."""
+    cal = calibration(*args, run=_Run(None, progress), **kw)
+    rival_kw = kw if rival_tol is None else dict(kw, tol=rival_tol)
+
+    def again(rival):
+        return calibration(*args, run=_Run(rival, progress), **rival_kw)
+
     if cal.runner_up is None:
         return cal
     larger = cal.parameter in ("eps0", "rounds")      # else sigma, users: smaller is better
@@ -581,12 +590,9 @@ def eps0(n: int, epsilon: float, delta: float, rounds: int = 1, *, k: int | None
     ('2.8645', 'fmt20', True)
     """
     dep = _deployment(reports_per_user, dummies, honest)
-    return _with_runner_up(
-        _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism, sampling=sampling, tol=tol,
-              relation=relation, run=_Run(None, progress), deploy=dep),
-        lambda rival: _eps0(n, epsilon, delta, rounds, k=k, mechanism=mechanism,
-                            sampling=sampling, tol=1e-3, relation=relation,
-                            run=_Run(rival, progress), deploy=dep))
+    return _with_runner_up(_eps0, progress, n, epsilon, delta, rounds, k=k,
+                           mechanism=mechanism, sampling=sampling, tol=tol, rival_tol=1e-3,
+                           relation=relation, deploy=dep)
 
 
 def _eps0(n, epsilon, delta, rounds=1, *, k=None, mechanism=None, sampling=None,
@@ -689,11 +695,8 @@ def sigma(n: int, epsilon: float, delta: float, rounds: int = 1, *,
     ('0.9281', 'trimmed-clone-sampled')
     """
     dep = _deployment(reports_per_user, dummies, honest)
-    return _with_runner_up(_sigma(n, epsilon, delta, rounds, sampling=sampling, tol=tol,
-                                  relation=relation, run=_Run(None, progress), deploy=dep),
-                           lambda rival: _sigma(n, epsilon, delta, rounds, sampling=sampling,
-                                                tol=1e-3, relation=relation,
-                                                run=_Run(rival, progress), deploy=dep))
+    return _with_runner_up(_sigma, progress, n, epsilon, delta, rounds, sampling=sampling,
+                           tol=tol, rival_tol=1e-3, relation=relation, deploy=dep)
 
 
 def _sigma(n, epsilon, delta, rounds=1, *, sampling=None, tol=1e-5,
@@ -745,10 +748,8 @@ def rounds(proto: Shuffle, epsilon: float, delta: float, *,
     >>> int(c.value), c.bound
     (241, 'fmt20')
     """
-    return _with_runner_up(_rounds(proto, epsilon, delta, max_rounds=max_rounds,
-                                   relation=relation, run=_Run(None, progress)),
-                           lambda rival: _rounds(proto, epsilon, delta, max_rounds=max_rounds,
-                                                 relation=relation, run=_Run(rival, progress)))
+    return _with_runner_up(_rounds, progress, proto, epsilon, delta, max_rounds=max_rounds,
+                           relation=relation)
 
 
 def _rounds(proto, epsilon, delta, *, max_rounds=10**7, relation=REPLACE_ONE,
@@ -808,12 +809,9 @@ def users(mechanism: Mechanism, epsilon: float, delta: float, rounds: int = 1, *
     (1167, 'fmt20')
     """
     dep = _deployment(reports_per_user, dummies)
-    return _with_runner_up(
-        _users(mechanism, epsilon, delta, rounds, sampling=sampling, max_users=max_users,
-               relation=relation, run=_Run(None, progress), deploy=dep),
-        lambda rival: _users(mechanism, epsilon, delta, rounds, sampling=sampling,
-                             max_users=max_users, relation=relation,
-                             run=_Run(rival, progress), deploy=dep))
+    return _with_runner_up(_users, progress, mechanism, epsilon, delta, rounds,
+                           sampling=sampling, max_users=max_users, relation=relation,
+                           deploy=dep)
 
 
 def _users(mechanism, epsilon, delta, rounds=1, *, sampling=None, max_users=10**10,

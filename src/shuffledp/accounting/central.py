@@ -101,52 +101,41 @@ def _check_supported(event, relation: str = "replace_one"):
         "PoissonSampledDpEvent of a Gaussian, SelfComposedDpEvent, ComposedDpEvent)")
 
 
+def _sensitivity(relation: str) -> float:
+    """How far apart a mechanism's two means are for neighbouring inputs under the ledger's
+    relation, in units of the clipping norm C: 2 under replace-one (a clipped vector replaced
+    by another, diameter 2C), 1 under add/remove (one clipped vector added; dp_accounting's
+    own convention)."""
+    return 2.0 if relation == "replace_one" else 1.0
+
+
 def _pld(event, d: float, count: int, relation: str = "replace_one"):
+    """dp_accounting's pessimistic PLD of ``count`` compositions of ``event`` under the
+    ledger's relation (both directions; under add/remove its own sensitivity-1 convention)."""
     from dp_accounting import NeighboringRelation as NR
     from dp_accounting.pld import privacy_loss_distribution as P
     E = _dpe()
-    if relation != "replace_one":
-        return _pld_add_remove(event, d, count)
+    nr = _nr(relation)
     if isinstance(event, E.GaussianDpEvent):
         # count Gaussians with σ compose exactly to one with σ/√count
         return P.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count),
                                          value_discretization_interval=d,
-                                         neighboring_relation=NR.REPLACE_ONE)
+                                         neighboring_relation=nr)
     if isinstance(event, E.LaplaceDpEvent):
-        pld = P.from_laplace_mechanism(event.noise_multiplier, sensitivity=2.0,
-                                       value_discretization_interval=d)
-        return pld.self_compose(count) if count > 1 else pld
-    if isinstance(event, E.PoissonSampledDpEvent):
-        if event.sampling_probability == 0.0:
-            return P.identity(value_discretization_interval=d)
-        pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
-                                        value_discretization_interval=d,
-                                        sampling_prob=event.sampling_probability,
-                                        neighboring_relation=NR.REPLACE_ONE)
-        return pld.self_compose(count) if count > 1 else pld
-    raise NotApplicableError(f"{type(event).__name__}: no PLD")
-
-
-def _pld_add_remove(event, d: float, count: int):
-    """dp_accounting's pessimistic PLD under ADD_OR_REMOVE_ONE (both directions; its own
-    sensitivity-1 convention)."""
-    from dp_accounting import NeighboringRelation as NR
-    from dp_accounting.pld import privacy_loss_distribution as P
-    E = _dpe()
-    AR = NR.ADD_OR_REMOVE_ONE
-    if isinstance(event, E.GaussianDpEvent):
-        return P.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count),
-                                         value_discretization_interval=d,
-                                         neighboring_relation=AR)
-    if isinstance(event, E.LaplaceDpEvent):
-        # dp_accounting analyses the Laplace under add/remove (its only relation for it).
-        pld = P.from_laplace_mechanism(event.noise_multiplier, sensitivity=1.0,
+        # dp_accounting analyses the Laplace under add/remove (its only relation for it):
+        # replace-one is add/remove at twice the sensitivity.
+        pld = P.from_laplace_mechanism(event.noise_multiplier,
+                                       sensitivity=_sensitivity(relation),
                                        value_discretization_interval=d)
         return pld.self_compose(count) if count > 1 else pld
     if isinstance(event, E.PoissonSampledDpEvent):
         if event.sampling_probability == 0.0:
             return P.identity(value_discretization_interval=d)
         if isinstance(event.event, E.LaplaceDpEvent):
+            if nr != NR.ADD_OR_REMOVE_ONE:
+                # (refused earlier by _check_supported: dp_accounting has no such PLD)
+                raise NotApplicableError(f"{type(event).__name__} of LaplaceDpEvent: no PLD "
+                                         "under REPLACE_ONE")
             pld = P.from_laplace_mechanism(event.event.noise_multiplier, sensitivity=1.0,
                                            value_discretization_interval=d,
                                            sampling_prob=event.sampling_probability)
@@ -154,7 +143,7 @@ def _pld_add_remove(event, d: float, count: int):
             pld = P.from_gaussian_mechanism(event.event.noise_multiplier,
                                             value_discretization_interval=d,
                                             sampling_prob=event.sampling_probability,
-                                            neighboring_relation=AR)
+                                            neighboring_relation=nr)
         return pld.self_compose(count) if count > 1 else pld
     raise NotApplicableError(f"{type(event).__name__}: no PLD")
 
@@ -163,7 +152,7 @@ def event_rdp_curve(event, relation: str = "replace_one"):
     """RDP under the ledger's relation where the closed form is known, else None (a
     Poisson-sampled Gaussian: the ledger uses its PLD)."""
     E = _dpe()
-    shift = 2.0 if relation == "replace_one" else 1.0
+    shift = _sensitivity(relation)
     if isinstance(event, E.GaussianDpEvent):
         z = float(event.noise_multiplier)
         # N(0, z²) vs N(shift, z²): D_λ = λ·shift²/(2z²) (Mironov 2017, Prop. 7)

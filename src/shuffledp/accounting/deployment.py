@@ -291,7 +291,6 @@ MAX_COMBINATIONS = 16
 def ledger_ask(acc, q):
     """Ledger.Accountant._ask with deployment entries: each combination of the entries'
     reductions is a plain ledger; the answer is the smallest, every combination shown."""
-    Accountant = type(acc)      # the ledger class, passed in (no import of ledger here)
     entries = list(acc.entries)
     choices = [reductions(e.item) if e.is_shuffle and e.item.is_deployment else [None]
                for e in entries]
@@ -301,18 +300,8 @@ def ledger_ask(acc, q):
         combos = combos[:MAX_COMBINATIONS]
     outs, rows = [], []
     for combo in combos:
-        sub = Accountant(pld_discretization=acc.pld_discretization,
-                         answer_only=acc.answer_only, relation=acc.relation)
-        names = []
-        for e, red in zip(entries, combo):
-            if red is None:
-                sub.compose(e.item, e.rounds, label=e.label)
-                continue
-            names.append(red.label)
-            for p, mult in red.parts:
-                sub.compose(p, e.rounds * mult,
-                            label=f"{e.label} [reduction {red.label}: {p.describe()}]")
-        tag = "+".join(names)
+        sub = _reduced_ledger(acc, combo)
+        tag = "+".join(red.label for red in combo if red is not None)
         try:
             r = sub._ask(q)
         except NotApplicableError as exc:
@@ -348,13 +337,22 @@ def _best_reduction(plain_ask, proto: Shuffle, rounds: int, relation: str) -> Re
 def plain_ledger(acc, plain_ask):
     """The ledger with each deployment entry replaced by its best reduction (a valid plain
     ledger: for ``to_dp_accounting``, which needs one dominating pair per entry)."""
+    return _reduced_ledger(acc, [_best_reduction(plain_ask, e.item, e.rounds, acc.relation)
+                                 if e.is_shuffle and e.item.is_deployment else None
+                                 for e in acc.entries])
+
+
+def _reduced_ledger(acc, combo):
+    """The plain ledger of ``acc`` with entry i replaced by the parts of reduction
+    ``combo[i]`` (None: the entry as it is), each part composed rounds × its multiplier
+    times and labelled with the reduction it comes from. ``type(acc)`` builds it (the
+    ledger class, passed in: no import of ledger here)."""
     out = type(acc)(pld_discretization=acc.pld_discretization, answer_only=acc.answer_only,
-                     relation=acc.relation)
-    for e in acc.entries:
-        if not (e.is_shuffle and e.item.is_deployment):
+                    relation=acc.relation)
+    for e, red in zip(acc.entries, combo):
+        if red is None:
             out.compose(e.item, e.rounds, label=e.label)
             continue
-        red = _best_reduction(plain_ask, e.item, e.rounds, acc.relation)
         for p, mult in red.parts:
             out.compose(p, e.rounds * mult,
                         label=f"{e.label} [reduction {red.label}: {p.describe()}]")

@@ -461,11 +461,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _protocol_args(p)
     p.add_argument("--delta", type=_num, required=True,
                    help="target delta in (0, 1), e.g. --delta 1e-6")
-    p.add_argument("--composition", default=None, choices=_composer_ids(),
-                   help=_COMPOSITION_HELP)
-    _add_lower(p)
-    _add_relation(p)
-    add_deployment_flags(p, "defaults")
+    _add_question_options(p)
 
     p = sub.add_parser("delta", help="smallest certified delta for an epsilon",
                        formatter_class=fmt,
@@ -475,11 +471,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _protocol_args(p)
     p.add_argument("--epsilon", type=_num, required=True,
                    help="epsilon >= 0 at which to bound delta, e.g. --epsilon 0.5")
-    p.add_argument("--composition", default=None, choices=_composer_ids(),
-                   help=_COMPOSITION_HELP)
-    _add_lower(p)
-    _add_relation(p)
-    add_deployment_flags(p, "defaults")
+    _add_question_options(p)
 
     p = sub.add_parser("rdp", help="RDP curve at given orders", formatter_class=fmt,
                        epilog=_epilog("shuffledp rdp --eps0 1 --n 1e4 --orders 2,4,8,16"))
@@ -496,6 +488,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     _extra_commands(sub, light)
     return ap
+
+
+def _add_question_options(p):
+    """The options of an epsilon or delta question after its target (one home, so the
+    two commands cannot drift apart): --composition, --lower, --relation and the
+    deployment flags."""
+    p.add_argument("--composition", default=None, choices=_composer_ids(),
+                   help=_COMPOSITION_HELP)
+    _add_lower(p)
+    _add_relation(p)
+    add_deployment_flags(p, "defaults")
 
 
 def _add_lower(p):

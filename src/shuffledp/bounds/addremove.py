@@ -37,7 +37,7 @@ from ..core.relations import ADD_OR_REMOVE_ONE, everyone_reports_reason
 from ._common import TrimmedFamilyRoutes, eps0_range, gaussian_reason, ldp_reason, probe_member
 from ..numerics import golden
 from ..core.views import EpsilonAt, FamilyView
-from .base import Bound, register
+from .base import Bound, PairBound, register
 
 __all__ = ["FMT20AddRemove", "TrimmedCloneAddRemove", "BlanketAddRemove"]
 
@@ -58,13 +58,36 @@ def _checkin_reason(proto):
     return None
 
 
-@register
-class FMT20AddRemove(Bound):
-    id = "fmt20-addremove"
-    scope = "ldp"
+def _evaluated_at(cap: int, n: int) -> str:
+    """What a bound evaluated at ``cap`` < n users says about n (its ``users`` detail)."""
+    return f"evaluated at n = {cap:.0e} users: the bound at fewer users holds at n = {n}"
+
+
+class _AddRemovePairBound(PairBound):
+    """An add/remove pair of a check-in round (``PairBound``: δ(ε), ε(δ), eps_hi and the
+    PLD atoms are the pair's own), evaluated at no more than ``max_n`` users. Both
+    directions are composed by the PLD composer (pld_symmetric False: adding ≠ removing)."""
+
     kind = "upper"
     no_rdp_reason = NO_RDP
     relations = (ADD_OR_REMOVE_ONE,)
+    #: The pair is built for min(n, max_n) users.
+    max_n: int
+
+    def pure_epsilon(self, proto):
+        return None                 # infinite loss w.p. > 0 (the count of reports)
+
+    def annotate(self, details, proto, rounds):
+        if proto.n > self.max_n:
+            details["users"] = (_evaluated_at(self.max_n, proto.n) + " (the others' reports "
+                                "can be simulated and shuffled in)")
+
+
+@register
+class FMT20AddRemove(_AddRemovePairBound):
+    id = "fmt20-addremove"
+    scope = "ldp"
+    max_n = ar.MAX_N
     title = "FMT20 clone pair under add/remove neighbours (check-in rounds)"
     reference = ("Feldman, McMillan, Talwar, arXiv:2012.12803, Lemma 3.3 (clone "
                  "decomposition), one victim distribution, Poisson check-in (derived here; "
@@ -87,33 +110,10 @@ class FMT20AddRemove(Bound):
     def pair(self, proto) -> ar.AddRemovePair:
         return ar.addremove_pair(int(proto.n), float(proto.sampling.rate), float(proto.eps0))
 
-    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
-    def delta_one(self, proto, eps):
-        return self.pair(proto).delta(eps)
-
-    def epsilon_one(self, proto, delta):
-        return self.pair(proto).epsilon(delta)
-
-    def eps_hi(self, proto):
-        return self.pair(proto).eps_hi()
-
-    def pure_epsilon(self, proto):
-        return self.pair(proto).pure_epsilon()     # None: infinite loss w.p. > 0
-
-    def pld_atoms(self, proto):
-        return self.pair(proto).pld_atoms()
-
-    # Both directions composed (pld_symmetric False: adding ≠ removing).
     def route_cost_reason(self, proto, rounds, route):
         if rounds == 1 and route == "pld":
             return "one round: the pair's own delta(eps) is below any PLD discretisation of it"
         return super().route_cost_reason(proto, rounds, route)
-
-    def annotate(self, details, proto, rounds):
-        if proto.n > ar.MAX_N:
-            details["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer "
-                                f"users holds at n = {proto.n} (the others' reports can be "
-                                "simulated and shuffled in)")
 
 
 # ----------------------------------------------------------------------------------------
@@ -210,8 +210,7 @@ def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyVie
         det = {"eps0": x, "delta0": G.gaussian_delta(sigma, x),
                "victim_trimmed_mass": None if hp is None else hp.bad}
         if n > ar.MAX_N:
-            det["users"] = (f"evaluated at n = {ar.MAX_N:.0e} users: the bound at fewer users "
-                            f"holds at n = {n}")
+            det["users"] = _evaluated_at(ar.MAX_N, n)
         return det
 
     return FamilyView(member, choose, probe, details)
@@ -222,12 +221,10 @@ def addremove_family(n: int, rate: float, sigma: float, iters: int) -> FamilyVie
 # add/remove"): also the randomizer-specific clone pair of add/remove neighbours
 # ----------------------------------------------------------------------------------------
 @register
-class BlanketAddRemove(Bound):
+class BlanketAddRemove(_AddRemovePairBound):
     id = "blanket-addremove"
     scope = "this-randomizer"
-    kind = "upper"
-    no_rdp_reason = NO_RDP
-    relations = (ADD_OR_REMOVE_ONE,)
+    max_n = BLANKET_AR_MAX_N
     title = "Privacy blanket of this randomizer under add/remove neighbours (check-in)"
     reference = ("Balle, Bell, Gascon, Nissim, CRYPTO 2019, arXiv:1903.02837 (blanket); GPARV "
                  "form: Su, Cheng, Wang, IEEE S&P 2026, arXiv:2504.07414; the victim's absence "
@@ -287,23 +284,6 @@ class BlanketAddRemove(Bound):
     def pair(self, proto) -> AddRemoveBlanket:
         return AddRemoveBlanket.of(proto)
 
-    def delta_one(self, proto, eps):
-        return self.pair(proto).delta(eps)
-
-    def epsilon_one(self, proto, delta):
-        return self.pair(proto).epsilon(delta)
-
-    def eps_hi(self, proto):
-        return self.pair(proto).eps_hi()
-
-    def pure_epsilon(self, proto):
-        return None                 # infinite loss w.p. > 0 (the count of reports)
-
-    def pld_atoms(self, proto):
-        return self.pair(proto).pld_atoms()
-
-    # Both directions composed by the PLD composer (pld_symmetric False: adding ≠ removing).
-
     def route_cost_reason(self, proto, rounds, route):
         # One round: the certified curve itself. Over rounds: the PLD of the curve's hull
         # pair (near-exact composition of a pair that dominates every victim input); KOV15
@@ -317,9 +297,3 @@ class BlanketAddRemove(Bound):
 
     def preferred_route(self, rounds):
         return "none" if rounds == 1 else "pld"
-
-    def annotate(self, details, proto, rounds):
-        if proto.n > BLANKET_AR_MAX_N:
-            details["users"] = (f"evaluated at n = {BLANKET_AR_MAX_N:.0e} users: the bound "
-                                f"at fewer users holds at n = {proto.n} (the others' reports "
-                                "can be simulated and shuffled in)")

@@ -40,7 +40,7 @@ from ..core.views import Ask, Outcome
 from ..core.errors import NotApplicableError
 from ..numerics import bisect_certified
 
-__all__ = ["Bound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "ids"]
+__all__ = ["Bound", "PairBound", "Outcome", "CannotBeat", "register", "get", "all_bounds", "ids"]
 
 
 #: Largest T at which the default search evaluates the KOV15 and PLD routes (cost bounds).
@@ -287,6 +287,29 @@ class Bound:
             grid = np.unique(np.concatenate([lo, hi]))
             out[~ints] = _rdp.at_real_orders(grid, self.rdp(proto, grid), real)
         return out
+
+
+
+class PairBound(Bound):
+    """A bound whose single-round numbers are one dominating pair's own (the Pair protocol,
+    ``shuffledp.pairs.base``): ``pair(proto)`` builds it (cached by the pair's module), and
+    δ(ε), ε(δ), the bracket ``eps_hi`` and the PLD atoms are the pair's, so every bound
+    given by a pair answers them the same way (clone pairs, add/remove pairs)."""
+
+    def pair(self, proto):
+        raise NotImplementedError
+
+    def delta_one(self, proto, eps):
+        return self.pair(proto).delta(eps)
+
+    def epsilon_one(self, proto, delta):
+        return self.pair(proto).epsilon(delta)
+
+    def eps_hi(self, proto):
+        return self.pair(proto).eps_hi()
+
+    def pld_atoms(self, proto):
+        return self.pair(proto).pld_atoms()
 
 
 _REGISTRY: dict[str, Bound] = {}

@@ -34,7 +34,7 @@ from ..core.mechanisms import ENCODERS, LDP, RandomizedResponse, Randomizer
 from ..numerics import hockey_stick, round_up
 from ._common import ldp_reason, no_sampling_reason, pld_first_kov15_last
 from ..core.views import EpsilonAt
-from .base import Bound, register
+from .base import Bound, PairBound, register
 
 __all__ = ["fmt20_closed_epsilon", "fmt23_closed_epsilon", "fmt20_closed_condition",
            "fmt23_closed_condition", "krr_first_value_delta", "OutsideCondition",
@@ -71,9 +71,14 @@ def _clone_check(proto):
 # ----------------------------------------------------------------------------------------
 # Closed forms
 # ----------------------------------------------------------------------------------------
+def _fmt20_closed_max_eps0(n: int, delta: float) -> float:
+    """log(n / (16 log(4/δ))): the largest ε0 the FMT20 closed form is valid for."""
+    return math.log(n / (16.0 * (math.log(4.0) - math.log(delta))))
+
+
 def fmt20_closed_condition(eps0: float, n: int, delta: float) -> bool:
     """ε0 ≤ log(n / (16 log(4/δ))) (the condition in the authors' public code)."""
-    return eps0 <= math.log(n / (16.0 * (math.log(4.0) - math.log(delta))))
+    return eps0 <= _fmt20_closed_max_eps0(n, delta)
 
 
 def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -86,16 +91,21 @@ def fmt20_closed_epsilon(eps0: float, n: int, delta: float) -> float:
     if not fmt20_closed_condition(eps0, n, delta):
         raise OutsideCondition(
             f"fmt20-closed is not applicable: it needs eps0 <= log(n/(16 log(4/delta))) = "
-            f"{math.log(n / (16.0 * (math.log(4.0) - math.log(delta)))):.6g}; got eps0 = {eps0!r}")
+            f"{_fmt20_closed_max_eps0(n, delta):.6g}; got eps0 = {eps0!r}")
     ap = 8.0 * math.sqrt(math.exp(eps0) * (math.log(4.0) - math.log(delta)) / n)
     cpr = 8.0 * math.exp(eps0) / n
     epr = math.log1p(ap + cpr)
     return math.log1p(-math.expm1(-eps0) / (1.0 + math.exp(-eps0 - epr)) * (ap + cpr))
 
 
+def _fmt23_closed_min_n(eps0: float, delta: float) -> float:
+    """8 (e^ε0 + 1) log(4/δ): the FMT23 closed form needs more users than this."""
+    return 8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta))
+
+
 def fmt23_closed_condition(eps0: float, n: int, delta: float) -> bool:
     """n > 8 (e^ε0 + 1) log(4/δ) (FMT23, arXiv:2208.04591, Thm 3.2; reconstructed, never the default answer)."""
-    return n > 8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta))
+    return n > _fmt23_closed_min_n(eps0, delta)
 
 
 def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -107,7 +117,7 @@ def fmt23_closed_epsilon(eps0: float, n: int, delta: float) -> float:
     if not fmt23_closed_condition(eps0, n, delta):
         raise OutsideCondition(
             f"fmt23-closed is not applicable: it needs n > 8 (e^eps0 + 1) log(4/delta) = "
-            f"{8.0 * (math.exp(eps0) + 1.0) * (math.log(4.0) - math.log(delta)):.6g}; got n = {n}")
+            f"{_fmt23_closed_min_n(eps0, delta):.6g}; got n = {n}")
     e = math.exp(eps0)
     lg = (math.log(4.0) - math.log(delta))
     return math.log1p(math.tanh(eps0 / 2.0) * (math.sqrt(32.0 * (e + 1.0) * lg / (n - 1))
@@ -178,8 +188,10 @@ def _stronger_reason(proto) -> str | None:
 # ----------------------------------------------------------------------------------------
 # Pair-based upper bounds
 # ----------------------------------------------------------------------------------------
-class _PairBound(Bound):
-    """A bound given by one g = 0 clone pair: δ(ε), ε(δ) and RDP of the pair."""
+class _PairBound(PairBound):
+    """A bound given by one g = 0 clone pair: δ(ε), ε(δ), PLD atoms (``PairBound``: the
+    pair's own; the atoms are a dominating pair of coarsened slices,
+    ``pairs.clone.pair_pld_atoms``) and RDP of the pair."""
 
     kind = "upper"
     rdp_expensive = True
@@ -189,16 +201,6 @@ class _PairBound(Bound):
 
     def pair(self, proto) -> cp.ClonePair:
         raise NotImplementedError
-
-    # The views are the pair's own (the Pair protocol, shuffledp.pairs.base).
-    def delta_one(self, proto, eps):
-        return self.pair(proto).delta(eps)
-
-    def epsilon_one(self, proto, delta):
-        return self.pair(proto).epsilon(delta)
-
-    def eps_hi(self, proto):
-        return self.pair(proto).eps_hi()
 
     def rdp(self, proto, orders):
         return self.pair(proto).rdp(orders)
@@ -242,10 +244,6 @@ class _PairBound(Bound):
             return -self.pair(proto).p
         except (ValueError, ArithmeticError, NotApplicableError):
             return 0.0
-
-    def pld_atoms(self, proto):
-        # A dominating pair of the clone pair (coarsened slices, pairs.clone.pair_pld_atoms).
-        return self.pair(proto).pld_atoms()
 
     def pld_tail_floor(self, proto):
         # The tail those atoms charge, at most (pairs.clone.pair_pld_tail_floor): milliseconds.

@@ -37,6 +37,21 @@ def _renamed_sigma(overrides: dict) -> dict:
     return overrides
 
 
+def _training_setting(cfg, delta: float) -> dict:
+    """The summary's setting rows every run of the demo shares (one run or the trade-off's
+    runs, which differ only in z): clipping, learning rate, model, seed, δ, noise draws."""
+    return {"clip norm C": cfg.clip, "learning rate": cfg.lr,
+            "model": f"{cfg.model} (hidden {cfg.hidden})", "seed": cfg.seed, "delta": delta,
+            "noise simulation": ("one draw for the average (same law as per-user noise)"
+                                 if cfg.fast_noise else "each user adds its own noise")}
+
+
+def _timing(t_start: float, c_start: float, train_wall: float, account_wall: float) -> dict:
+    """The summary's timing (seconds): wall and CPU since the start, training and accounting."""
+    return {"wall": time.perf_counter() - t_start, "cpu": time.process_time() - c_start,
+            "train_wall": train_wall, "account_wall": account_wall}
+
+
 def learning_check(accuracy: float, classes: int, cfg, params: int, mean_participants: float):
     """None if the run learned, else a message saying why it may not have and what to change.
 
@@ -133,17 +148,13 @@ def run_demo(dataset: str = "digits", out="fl_demo", *, delta: float = 1e-5, n_c
              f"z = {cfg.noise_multiplier:g}, "
              f"C = {cfg.clip:g}, {cfg.rounds} rounds, seed {cfg.seed}")
     write_png(outdir / PNG_NAME, table, delta, title)
-    timing = {"wall": time.perf_counter() - t_start, "cpu": time.process_time() - c_start,
-              "train_wall": train_wall, "account_wall": account_wall}
+    timing = _timing(t_start, c_start, train_wall, account_wall)
     setting = {"dataset": data.describe(), "rounds": cfg.rounds, "check-in rate γ": cfg.checkin,
                "noise multiplier z": cfg.noise_multiplier,
                "per-user mechanism": (f"Gaussian.from_noise_multiplier({cfg.noise_multiplier:g})"
                                       f" = Gaussian({cfg.noise_multiplier / 2:g}), sigma per unit "
                                       "l2 diameter"),
-               "clip norm C": cfg.clip, "learning rate": cfg.lr,
-               "model": f"{cfg.model} (hidden {cfg.hidden})", "seed": cfg.seed, "delta": delta,
-               "noise simulation": ("one draw for the average (same law as per-user noise)"
-                                    if cfg.fast_noise else "each user adds its own noise"),
+               **_training_setting(cfg, delta),
                "mean participants per round": f"{sum(hist['participants']) / cfg.rounds:.1f}"}
     not_learned = learning_check(table[-1]["test_accuracy"], data.classes, cfg,
                                  _n_params(hist["model"]),
@@ -241,16 +252,12 @@ def run_tradeoff(dataset: str = "digits", out="fl_demo", *, noise_multipliers=(0
              f"{c0.rounds} rounds, lr {c0.lr:g}, seed {c0.seed}; one point per noise "
              f"multiplier z; replace-one")
     write_tradeoff_png(outdir / TRADEOFF_PNG, runs, delta, title)
-    timing = {"wall": time.perf_counter() - t_start, "cpu": time.process_time() - c_start,
-              "train_wall": train_wall, "account_wall": account_wall}
+    timing = _timing(t_start, c_start, train_wall, account_wall)
     setting = {"dataset": data.describe(), "rounds": c0.rounds, "check-in rate γ": c0.checkin,
                "noise multipliers z": ", ".join(f"{c.noise_multiplier:g}" for c in cfgs),
                "per-user mechanism": "Gaussian.from_noise_multiplier(z) = Gaussian(z/2), "
                                      "sigma per unit l2 diameter (replace-one)",
-               "clip norm C": c0.clip, "learning rate": c0.lr,
-               "model": f"{c0.model} (hidden {c0.hidden})", "seed": c0.seed, "delta": delta,
-               "noise simulation": ("one draw for the average (same law as per-user noise)"
-                                    if c0.fast_noise else "each user adds its own noise")}
+               **_training_setting(c0, delta)}
     notes = [r["why"] and f"**Warning** (z = {r['z']:g}): {r['why']}" for r in runs]
     notes = [x for x in notes if x] + [
         "upper: the library's valid upper bound for Shuffle(Gaussian(z/2), n, CheckIn(γ)) "
