@@ -46,8 +46,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
 from ..core._parallel import parallel, pmap
-from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
-                       next_fast_len, run_steps, run_steps_many)
+from ..numerics import (circular_run, fft_power_product, fft_powers, next_fast_len,
+                        run_steps, run_steps_many)
+from ..numerics.steps import illinois_rows
 from ..numerics import lattice_fourier as _lf
 from ..numerics.lattice_fourier import trapezoid_steps
 
@@ -289,8 +290,150 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     the Fourier inversions' node bands are summed in shared batches
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
-    return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets], _STEPS, defer=_DEFER)
+    fast = _lattices_many(atom_sets, n, nu)
+    return run_steps_many([fast[i] if i in fast else
+                           _positive_part_steps(v, p, n, value_err=e, nu=nu)
+                           for i, (v, p, e) in enumerate(atom_sets)], _STEPS, defer=_DEFER)
+
+
+def _lattices_many(atom_sets, n, nu) -> dict:
+    """Step generators of ``positive_parts``' common sets, their prologue done in arrays:
+    {index: generator at ``_lattice_steps``}. A set qualifies when ``_positive_part_steps``
+    would take it to a lattice without a branch of its own: every probability positive, the
+    checks of ``_prep`` passed, a positive atom, not a law for the sparse engine, more multisets than ``ENUMERATE_MAX``, a positive variance (and, reflected, a
+    positive negated atom); the others (and any set with an error to raise) keep the
+    generator. Sets with the same number of atoms are rows of one array: ``_prep``'s move,
+    the mean and its reflection (``_prep_again``), the sd, the step h and the two-point
+    spread are the same elementwise operations and the same row sums as for one set (numpy
+    reduces a row as it reduces a vector), and the spread's ``bincount`` (additions in
+    input order from 0) is replayed as ordered additions per lattice point (``_spread_rows``),
+    so every lattice, hence every sum, is the float the generator computes alone."""
+    n = int(n)
+    if n < 2 or len(atom_sets) < 2:
+        return {}
+    nu = _auto_nu(n) if nu is None else nu
+    split, nu_eff = _engine(n, nu, 7.0, None)
+    groups: dict = {}
+    for i, a in enumerate(atom_sets):
+        v = a[0]
+        if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype == float:
+            groups.setdefault(v.size, []).append(i)
+    out = {}
+    for K, idx in groups.items():
+        if K == 0 or len(idx) < 2 or math.comb(n + K - 1, n) <= ENUMERATE_MAX:
+            continue
+        try:
+            P = np.stack([np.asarray(atom_sets[i][1], dtype=float).ravel() for i in idx])
+            E = np.stack([np.zeros(K) if atom_sets[i][2] is None else
+                          np.broadcast_to(np.asarray(atom_sets[i][2], dtype=float), (K,))
+                          for i in idx])
+        except ValueError:
+            continue                                # a shape the generator reports
+        if P.shape != (len(idx), K):
+            continue
+        V = np.stack([atom_sets[i][0] for i in idx])
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = (np.isfinite(V).all(axis=1) & np.isfinite(P).all(axis=1)
+                  & (P > 0.0).all(axis=1))
+            s = np.add.reduce(P, axis=1)
+            ok &= (0.999999 <= s) & (s <= 1.000001)
+            V = _moved_up(V, E)
+            ok &= np.isfinite(V).all(axis=1) & (np.maximum.reduce(V, axis=1) > 0.0)
+        # the sparse engine's test (``_sparse_first``): decided here where the non-zero
+        # atoms' mass alone is too large (below 8 atoms a row's sum is left to right, and
+        # adding the zero atoms' 0.0 leaves every partial sum as it is), else by the test
+        zero = V == 0.0
+        nz = np.add.reduce(~zero, axis=1)
+        maybe = zero.any(axis=1) & (nz <= SPARSE_ATOMS)
+        if K < 8:
+            maybe &= ~(n * np.add.reduce(np.where(zero, 0.0, P), axis=1) > SPARSE_MEAN)
+        for r in np.flatnonzero(maybe & ok).tolist():
+            ok[r] = not _sparse_first(V[r], P[r], n, nu, 7.0)
+        rows = np.flatnonzero(ok)
+        if rows.size < 2:
+            continue
+        V, P = V[rows], P[rows]
+        mean = np.add.reduce(P * V, axis=1)
+        refl = mean > 0.0
+        # the reflected sets sum the negated atoms, moved up again (``_prep_again``)
+        W = np.where(refl[:, None], _moved_up(-V, np.zeros(V.shape)), V)
+        mean_w = np.where(refl, np.add.reduce(P * W, axis=1), mean)
+        var = np.add.reduce(P * (W - mean_w[:, None]) ** 2, axis=1)
+        wmax, wmin = np.maximum.reduce(W, axis=1), np.minimum.reduce(W, axis=1)
+        good = (var > 0.0) & (wmax > 0.0)
+        sd = np.sqrt(np.where(good, var, 1.0))
+        h = np.maximum(sd / nu_eff, (wmax - wmin) / MAX_SUPPORT)
+        lat = _spread_rows(W, P, h)
+        vabs = np.add.reduce(P * np.abs(V), axis=1)
+        span = (wmax - wmin) / sd
+        for r in np.flatnonzero(good).tolist():
+            i = idx[rows[r]]
+            lo, Kl, lql, jl = lat[r]
+            sd_r, h_r = float(sd[r]), float(h[r])
+            if refl[r]:
+                vals, probs, err = -V[r], P[r], None
+            else:
+                vals, probs, err = atom_sets[i]
+            g = _lattice_steps(vals, probs, err, n, nu, 7.0, split, False, nu_eff, sd_r, h_r,
+                               lo, Kl, lql, jl, float(span[r]))
+            if refl[r]:
+                es = n * (float(mean[r]) + 4.0 * _U * float(vabs[r]))
+                g = _reflected(g, es)
+            out[i] = g
+    return out
+
+
+def _reflected(inner_gen, es: float):
+    """The reflected sum E S + E (−S)_+ of ``_positive_part_steps`` around the generator of
+    E (−S)_+ (``es``: E S rounded up)."""
+    inner = yield from inner_gen
+    d = dict(inner.details)
+    d["reflected"] = True
+    return SumBound(float(es + inner.upper) * (1.0 + 1e-12), d)
+
+
+def _spread_rows(V, P, h) -> list:
+    """``_positive_part_steps``' two-point spread of each row's atoms onto its lattice h·ℤ:
+    [(lo, lattice points K, log q of the live points, their positions j)] per row. The
+    generator adds the lower neighbours' weights, then the upper ones', in atom order into
+    zeros (``bincount``); here the (point, weight) pairs are put in that order, stably sorted
+    by point, and each point's weights added left to right from its first: the same sums."""
+    X = V / h[:, None]
+    M = np.floor(X)
+    F = X - M
+    lo = np.minimum.reduce(M, axis=1)
+    hi = np.maximum.reduce(M, axis=1) + 1.0
+    AT = (M - lo[:, None]).astype(np.int64)
+    G, K = V.shape
+    idx = np.concatenate((AT, AT + 1), axis=1)
+    wts = np.concatenate((P * (1.0 - F), P * F), axis=1)
+    order = np.argsort(idx, axis=1, kind="stable")
+    si = np.take_along_axis(idx, order, axis=1).ravel()
+    sw = np.take_along_axis(wts, order, axis=1).ravel()
+    rowi = np.repeat(np.arange(G), 2 * K)
+    first = np.ones(si.size, dtype=bool)
+    first[1:] = (si[1:] != si[:-1]) | (rowi[1:] != rowi[:-1])
+    starts = np.flatnonzero(first)
+    lens = np.diff(np.append(starts, si.size))
+    acc = sw[starts].copy()
+    for k in range(1, int(lens.max())):
+        more = lens > k
+        acc[more] += sw[starts[more] + k]
+    live = acc > 0.0
+    seg_row = rowi[starts]
+    pos = si[starts]
+    with np.errstate(divide="ignore"):
+        lacc = np.log(np.where(live, acc, 1.0))
+    cuts = np.searchsorted(seg_row, np.arange(G + 1))
+    out = []
+    lo_l, hi_l = lo.tolist(), hi.tolist()
+    for r in range(G):
+        a, b = cuts[r], cuts[r + 1]
+        lv = live[a:b]
+        lo_r = int(lo_l[r])
+        out.append((lo_r, int(hi_l[r]) - lo_r + 1, lacc[a:b][lv],
+                    (pos[a:b][lv] + lo_r).astype(float)))
+    return out
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
@@ -343,12 +486,19 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     at = (m - lo).astype(np.int64)
     q = np.bincount(np.concatenate((at, at + 1)),
                     weights=np.concatenate((p * (1.0 - f), p * f)), minlength=K)
-    j = np.arange(lo, hi + 1, dtype=float)
     live = q > 0
-    lq = np.full(K, -np.inf)
-    lq[live] = np.log(q[live])
+    lql = np.log(q[live])
+    jl = np.arange(lo, hi + 1, dtype=float)[live]
+    return (yield from _lattice_steps(values, probs, value_err, n, nu, sds, split, forced,
+                                      nu_eff, sd, h, lo, K, lql, jl, _span_sds(v, sd)))
 
-    lql, jl = lq[live], j[live]
+
+def _lattice_steps(values, probs, value_err, n, nu, sds, split, forced, nu_eff, sd, h, lo, K,
+                   lql, jl, span_sds):
+    """``_positive_part_steps`` from its lattice on (a step generator): the live lattice
+    atoms (log q, j: positions ``lo`` + their indices among the ``K`` lattice points), the
+    law's sd, the step h and the atoms' span in sds; ``values``/``probs``/``value_err``
+    are the set the sum was asked for (the Chernoff stand-in past ``FFT_MAX_N``)."""
 
     def log_mgf(phi):
         # numpy log-sum-exp (scipy's wrapper costs ~1 ms per call; this is called often)
@@ -357,19 +507,12 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         r = top + np.log(np.exp(z - top[..., None]).sum(axis=-1))
         return float(r[0]) if np.ndim(phi) == 0 else r
 
-    # ---- 2. tilt to zero mean (the tilted mean's sign, as steps: ``_dmeans``) -----------
-    jpos = jl.max()
-    if jpos <= 0:
+    # ---- 2. tilt to zero mean (one step: ``_tilts`` searches a batch's tilts together) ---
+    if jl.max() <= 0:
         return SumBound(0.0, {"reason": "no positive lattice atom"})
-    if (yield ("dmean", (lql, jl, 0.0))) >= 0.0:
-        phi_star = 0.0
-    else:
-        b = 1.0 / max(jpos, 1.0)
-        while (yield ("dmean", (lql, jl, b))) < 0.0:
-            b *= 2.0
-        phi_star = (yield from _tilt_root(lql, jl, b)).x
+    phi_star = yield ("tilt", (lql, jl))
     sd_lat = sd / h
-    if not forced and _fourier(n, nu_eff, sds, _span_sds(v, sd)):
+    if not forced and _fourier(n, nu_eff, sds, span_sds):
         # Where one FFT would be long: Fourier inversion on the live frequencies only
         # (``numerics.lattice_fourier``), certified at any n without a window or a tail
         # charge and with a rounding allowance of ~1e-9 instead of the FFT's ~1e-6 (same
@@ -397,6 +540,12 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     # (``positive_parts``) runs its FFTs side by side on the thread pool. The closure
     # computes what the code did in line here, on whichever thread runs it.
     def fft_sum():
+        # the whole lattice (only the FFT engine needs it): −inf where q is 0
+        j = np.arange(lo, lo + K, dtype=float)
+        live = np.zeros(K, dtype=bool)
+        live[(jl - lo).astype(np.int64)] = True
+        lq = np.full(K, -np.inf)
+        lq[live] = lql
         phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
         lM = log_mgf(phi)
         lqt = np.where(live, lq + phi * j - lM, -np.inf)
@@ -465,17 +614,52 @@ def _dmean_rows(lq, j, phi):
     return np.sum(w * j, axis=-1)
 
 
-def _tilt_root(lql, jl, b):
-    """The tilt φ* in [0, b] where the tilted mean is 0 (``numerics.illinois_steps``), its
-    evaluations yielded as steps."""
-    steps = illinois_steps(0.0, b, xtol=1e-14, rtol=1e-13)
-    x = next(steps)
-    while True:
-        v = yield ("dmean", (lql, jl, x))
-        try:
-            x = steps.send(v)
-        except StopIteration as stop:
-            return stop.value
+def _tilts(jobs) -> list:
+    """The tilt φ* ≥ 0 of each job (log q, j) where the tilted mean Σ q e^{φj}·j is 0 (0
+    where it is already ≥ 0), every job's search side by side: the tilted mean's sign at 0,
+    then b = 1/max(max j, 1) doubled while it is negative, then regula falsi (Illinois) on
+    [0, b] to 1e-13 relative (``numerics.steps.illinois_rows``: the steps of
+    ``illinois_steps`` row by row, reusing the values at 0 and b that the bracketing
+    computed). Jobs with the same number of atoms are stacked, each row evaluated by
+    ``_dmean_rows`` (the same floats as the job alone), so each φ* is the one the job's own
+    search (``illinois_root`` over ``_dmeans`` one at a time) finds, bit for bit."""
+    out = [0.0] * len(jobs)
+    groups: dict = {}
+    for i, (lql, _) in enumerate(jobs):
+        groups.setdefault(lql.size, []).append(i)
+    for idx in groups.values():
+        if len(idx) == 1:
+            LQ, J = jobs[idx[0]][0][None, :], jobs[idx[0]][1][None, :]
+        else:
+            LQ = np.stack([jobs[i][0] for i in idx])
+            J = np.stack([jobs[i][1] for i in idx])
+        G = len(idx)
+
+        def dmean(rows, x):
+            return _dmean_rows(LQ[rows], J[rows], x[:, None])
+
+        every = np.arange(G)
+        d0 = dmean(every, np.zeros(G))
+        # (a NaN anywhere raises in ``illinois_rows``, as the scalar search's guard does)
+        neg = np.flatnonzero(~(d0 >= 0.0))
+        phi = np.zeros(G)
+        if neg.size:
+            b = 1.0 / np.maximum(J[neg].max(axis=1), 1.0)
+            fb = np.empty(neg.size)
+            todo = np.arange(neg.size)
+            for _ in range(4096):
+                v = dmean(neg[todo], b[todo])
+                fb[todo] = v
+                more = v < 0.0
+                if not more.any():
+                    break
+                todo = todo[more]
+                b[todo] *= 2.0
+            phi[neg] = illinois_rows(lambda rows, x: dmean(neg[rows], x), np.zeros(neg.size),
+                                     b, d0[neg], fb, xtol=1e-14, rtol=1e-13)
+        for i, v in zip(idx, phi.tolist()):
+            out[i] = v
+    return out
 
 
 def _fft_jobs(jobs) -> list:
@@ -509,7 +693,7 @@ def _sparse_job(job):
 
 
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
+_STEPS = {**_lf.STEPS, "tilt": _tilts, "fft": _fft_jobs, "sparse": _sparse_jobs}
 #: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
 _DEFER = ("fft", "sparse", "band", "rem")
 

@@ -1,0 +1,182 @@
+"""The blanket curve's sums with less Python per sum (session 20): the same floats.
+
+* the tilt searches of a batch run as one step (``iid._tilts``): regula falsi row by row in
+  arrays (``numerics.steps.illinois_rows``) instead of one generator per sum;
+* the prologue of a batch's common sets (``_prep``, the reflection, the sd, the step and the
+  two-point spread) in arrays (``iid._lattices_many``, ``iid._spread_rows``).
+
+Each is compared bit for bit with the scalar code it stands for (``illinois_steps``, a frozen
+copy of the per-sum tilt search, ``bincount``, and ``positive_part`` one set at a time).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import shuffledp as sd
+from shuffledp.numerics import illinois_steps
+from shuffledp.numerics.search import SearchError
+from shuffledp.numerics.steps import illinois_rows
+from shuffledp.pairs import blanket as B
+from shuffledp.pairs import iid
+
+MATRIX = sd.Randomizer([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]])
+
+
+def _scalar_illinois(f, a, b, **kw):
+    g = illinois_steps(a, b, **kw)
+    x = next(g)
+    try:
+        while True:
+            x = g.send(f(x))
+    except StopIteration as stop:
+        return stop.value.x
+
+
+def test_illinois_rows_take_the_scalar_steps():
+    """Many increasing functions (roots anywhere, exact zeros, roots at an end, flat and
+    steep ones, tight iteration caps): each row's x is ``illinois_steps``' x, bit for bit."""
+    rng = np.random.default_rng(3)
+    fs, brackets = [], []
+    for k in range(300):
+        r = rng.uniform(-1.0, 3.0)
+        kind = k % 6
+        if kind == 0:
+            f = (lambda r: lambda x: math.expm1(x) - math.expm1(r))(r)
+        elif kind == 1:
+            f = (lambda r: lambda x: (x - r) ** 3)(r)
+        elif kind == 2:
+            f = (lambda r: lambda x: x - 0.5)(r)              # an exact zero is hit
+        elif kind == 3:
+            f = (lambda r: lambda x: math.atan(40.0 * (x - r)))(r)
+        elif kind == 4:
+            f = (lambda r: lambda x: x + 2.0)(r)               # the root is below: lo
+        else:
+            f = (lambda r: lambda x: x - 9.0)(r)               # the root is above: hi
+        fs.append(f)
+        brackets.append((-1.5, 3.5 if kind != 2 else 1.0))
+    for max_iter in (200, 3):
+        for tol in ((1e-14, 1e-13), (1e-3, 1e-2)):
+            want = [_scalar_illinois(f, a, b, xtol=tol[0], rtol=tol[1], max_iter=max_iter)
+                    for f, (a, b) in zip(fs, brackets)]
+            a = np.array([x[0] for x in brackets])
+            b = np.array([x[1] for x in brackets])
+            fa = [f(x) for f, x in zip(fs, a)]
+            fb = [f(x) for f, x in zip(fs, b)]
+            got = illinois_rows(lambda rows, x: [fs[r](v) for r, v in zip(rows, x)], a, b,
+                                fa, fb, xtol=tol[0], rtol=tol[1], max_iter=max_iter)
+            assert got.tolist() == want
+
+
+def test_illinois_rows_raise_on_nan():
+    with pytest.raises(SearchError, match="NaN"):
+        illinois_rows(lambda rows, x: [math.nan] * len(rows), [0.0, 0.0], [1.0, 1.0],
+                      [-1.0, -1.0], [1.0, 1.0])
+    with pytest.raises(SearchError, match="NaN"):
+        illinois_rows(lambda rows, x: list(x), [0.0], [1.0], [math.nan], [1.0])
+
+
+def _old_tilt(lql, jl):
+    """The per-sum tilt search as it was (session 19), with ``_dmeans`` one at a time."""
+    def dm(x):
+        return iid._dmeans([(lql, jl, x)])[0]
+
+    if dm(0.0) >= 0.0:
+        return 0.0
+    b = 1.0 / max(jl.max(), 1.0)
+    while dm(b) < 0.0:
+        b *= 2.0
+    return _scalar_illinois(dm, 0.0, b, xtol=1e-14, rtol=1e-13)
+
+
+def test_tilts_in_one_step_are_the_per_sum_searches():
+    rng = np.random.default_rng(11)
+    jobs = []
+    for _ in range(300):
+        K = int(rng.integers(2, 12))
+        jl = np.sort(rng.choice(np.arange(-400, 60), K, replace=False)).astype(float)
+        if jl.max() <= 0:
+            jl[-1] = float(rng.integers(1, 5))
+        lql = np.log(rng.dirichlet(np.ones(K) * rng.uniform(0.2, 3.0)))
+        jobs.append((lql, jl))
+    want = [_old_tilt(*jb) for jb in jobs]
+    assert iid._tilts(jobs) == want
+    assert [iid._tilts([jb])[0] for jb in jobs[:40]] == want[:40]
+    assert sum(w == 0.0 for w in want) < len(want) // 2 < sum(w > 0.0 for w in want)
+
+
+def _bincount_spread(v, p, h):
+    x = v / h
+    m = np.floor(x)
+    f = x - m
+    lo = int(m.min())
+    hi = int(m.max()) + 1
+    K = hi - lo + 1
+    at = (m - lo).astype(np.int64)
+    q = np.bincount(np.concatenate((at, at + 1)),
+                    weights=np.concatenate((p * (1.0 - f), p * f)), minlength=K)
+    live = q > 0
+    return lo, K, np.log(q[live]), np.arange(lo, hi + 1, dtype=float)[live]
+
+
+def test_spread_rows_are_the_bincount_spread():
+    """Rows with atoms in one lattice cell, in neighbouring cells, on lattice points
+    (f = 0: an upper weight of 0) and far apart."""
+    rng = np.random.default_rng(5)
+    for K in (2, 3, 4, 7, 9):
+        G = 200
+        V = rng.normal(0.0, 1.0, (G, K)) * rng.uniform(0.01, 30.0, (G, 1))
+        h = rng.uniform(0.05, 2.0, G)
+        V[::3, 1] = V[::3, 0] + 1e-3 * h[::3]          # the same cell
+        V[1::3, 1] = V[1::3, 0] + h[1::3]               # the next cell
+        V[2::5, 0] = 3.0 * h[2::5]                      # on a lattice point
+        P = rng.dirichlet(np.ones(K), G)
+        got = iid._spread_rows(V, P, h)
+        for r in range(G):
+            lo, Kl, lq, j = _bincount_spread(V[r], P[r], h[r])
+            g = got[r]
+            assert (g[0], g[1]) == (lo, Kl)
+            assert np.array_equal(g[2], lq) and np.array_equal(g[3], j)
+
+
+def _sets(mech, n, points=12):
+    pairs = B._pairs_cached(mech, 1.0)
+    grid, top = B._eps_grid(pairs, n, points)
+    tops = [p.max_log_ratio() for p in pairs]
+    rows = B._curve_atoms(pairs, [float(e) for e in grid if abs(e) < top], tops)
+    return [a for row in rows for a in row if a is not None]
+
+
+@pytest.mark.parametrize("mech, n", [
+    (MATRIX, 3000), (MATRIX, 10**5), (MATRIX, 10**9), (sd.RandomizedResponse(3.0, 100), 10**4),
+    (sd.RandomizedResponse(1.0, 4), 3 * 10**5), (sd.RandomizedResponse(7.5592, 4), 3666),
+    (sd.Randomizer([[0.3069, 0.2536, 0.4395], [0.356, 0.4656, 0.1784],
+                    [0.4894, 0.4306, 0.08]]), 9995)])
+def test_batch_prologue_is_the_per_set_prologue(monkeypatch, mech, n):
+    """``positive_parts`` (common sets prepared in arrays) against ``positive_part`` set by
+    set (the generator's own prologue): the same values and details, bit for bit; the
+    batch mixes in sets the array prologue leaves to the generator (a zero probability, a
+    scalar error, lists, no positive atom)."""
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "1")
+    sets = _sets(mech, n)
+    v, p, e = sets[len(sets) // 2]
+    extra = [(np.append(v, 0.3), np.append(p, 0.0), None),
+             (v, p, 1e-14), (list(v), list(p), e), (-np.abs(v) - 0.1, p, None)]
+    sets = sets + extra
+    fast = iid._lattices_many(sets, n, None)
+    if mech is not MATRIX or n != 3000:
+        assert len(fast) >= len(sets) // 2 or mech.eps0 > 7     # the sparse laws keep theirs
+    assert len(sets) - 4 not in fast and len(sets) - 1 not in fast
+    got = iid.positive_parts(sets, n)
+    want = [iid.positive_part(a, b, n, value_err=c) for a, b, c in sets]
+    assert [g.upper for g in got] == [w.upper for w in want]
+    assert [g.details for g in got] == [w.details for w in want]
+
+
+def test_batch_prologue_reports_bad_sets_as_before():
+    v, p = np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.3, 0.4])
+    with pytest.raises(ValueError, match="sum to 1"):
+        iid.positive_parts([(v, p, None), (v, p * 2.0, None)], 10**4)
+    with pytest.raises(ValueError, match="finite"):
+        iid.positive_parts([(v, p, None), (np.array([1.0, np.nan, 0.5]), p, None)], 10**4)
