@@ -180,3 +180,30 @@ def test_batch_prologue_reports_bad_sets_as_before():
         iid.positive_parts([(v, p, None), (v, p * 2.0, None)], 10**4)
     with pytest.raises(ValueError, match="finite"):
         iid.positive_parts([(v, p, None), (np.array([1.0, np.nan, 0.5]), p, None)], 10**4)
+
+
+def test_tilted_atoms_in_one_step_are_the_per_sum_formulas():
+    """``iid._tilted`` (rows of one array per atom count) against the per-sum formulas it
+    replaced in ``_trapezoid`` (``log_mgf`` of ``_lattice_steps``, frozen here)."""
+    rng = np.random.default_rng(13)
+    jobs = []
+    for _ in range(300):
+        K = int(rng.integers(2, 12))
+        jl = np.sort(rng.choice(np.arange(-400, 400), K, replace=False)).astype(float)
+        lql = np.log(rng.dirichlet(np.ones(K) * rng.uniform(0.2, 3.0)))
+        jobs.append((lql, jl, float(10 ** rng.uniform(-5, -0.5)), int(10 ** rng.uniform(3, 12))))
+
+    def old(lql, jl, phi, n):
+        z = lql + np.multiply.outer(np.atleast_1d(np.asarray(phi, dtype=float)), jl)
+        top = z.max(axis=-1)
+        lM = float((top + np.log(np.exp(z - top[..., None]).sum(axis=-1)))[0])
+        qt = np.exp(lql + phi * jl - lM)
+        mu_t = float(np.sum(qt * jl))
+        sd_t = math.sqrt(max(float(np.sum(qt * (jl - mu_t) ** 2)), 1e-300))
+        eta = 16.0 * 2.0 ** -53 * (1.0 + float(np.max(np.abs(phi * jl))) + abs(lM))
+        return lM, qt, mu_t, sd_t, math.expm1(n * eta)
+
+    for got, jb in zip(iid._tilted(jobs), jobs):
+        want = old(*jb)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+        assert got[2:] == want[2:]

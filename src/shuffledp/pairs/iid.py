@@ -324,9 +324,7 @@ def _lattices_many(atom_sets, n, nu) -> dict:
             continue
         try:
             P = np.stack([np.asarray(atom_sets[i][1], dtype=float).ravel() for i in idx])
-            E = np.stack([np.zeros(K) if atom_sets[i][2] is None else
-                          np.broadcast_to(np.asarray(atom_sets[i][2], dtype=float), (K,))
-                          for i in idx])
+            E = np.stack([_err_row(atom_sets[i][2], K) for i in idx])
         except ValueError:
             continue                                # a shape the generator reports
         if P.shape != (len(idx), K):
@@ -381,6 +379,15 @@ def _lattices_many(atom_sets, n, nu) -> dict:
                 g = _reflected(g, es)
             out[i] = g
     return out
+
+
+def _err_row(e, K: int):
+    """A set's value errors as a row of K (``_prep``'s zeros or broadcast)."""
+    if e is None:
+        return np.zeros(K)
+    if isinstance(e, np.ndarray) and e.shape == (K,) and e.dtype == float:
+        return e
+    return np.broadcast_to(np.asarray(e, dtype=float), (K,))
 
 
 def _reflected(inner_gen, es: float):
@@ -662,6 +669,33 @@ def _tilts(jobs) -> list:
     return out
 
 
+def _tilted(jobs) -> list:
+    """The tilted atoms of each job (log q, j, φ, n) for the Fourier inversion:
+    (log M(φ), q e^{φj}/M(φ), their mean and sd, the atoms' rounding ``_atoms_rel``) — jobs
+    with the same number of atoms as rows of one array, each row's operations and sums
+    those of the job alone (``_lattice_steps``' ``log_mgf`` and the formulas it replaced)."""
+    out: list = [None] * len(jobs)
+    groups: dict = {}
+    for i, jb in enumerate(jobs):
+        groups.setdefault(jb[0].size, []).append(i)
+    for idx in groups.values():
+        LQ = np.stack([jobs[i][0] for i in idx])
+        J = np.stack([jobs[i][1] for i in idx])
+        phi = np.array([jobs[i][2] for i in idx], dtype=float)[:, None]
+        pj = phi * J
+        z = LQ + pj
+        top = z.max(axis=-1)
+        lM = top + np.log(np.exp(z - top[..., None]).sum(axis=-1))
+        QT = np.exp(z - lM[:, None])
+        mu = np.add.reduce(QT * J, axis=1)
+        var = np.add.reduce(QT * (J - mu[:, None]) ** 2, axis=1)
+        ptop = np.maximum.reduce(np.abs(pj), axis=1)
+        for r, (i, lm, m, v, t) in enumerate(zip(idx, lM.tolist(), mu.tolist(), var.tolist(),
+                                                ptop.tolist())):
+            out[i] = (lm, QT[r], m, math.sqrt(max(v, 1e-300)), _atoms_rel_at(jobs[i][3], t, lm))
+    return out
+
+
 def _fft_jobs(jobs) -> list:
     """The FFT engine's sums (each a closure of ``_positive_part_steps``: tilted atoms, one
     FFT power or two stages, weighted sum, tail) side by side on the thread pool: numpy's
@@ -693,7 +727,8 @@ def _sparse_job(job):
 
 
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "tilt": _tilts, "fft": _fft_jobs, "sparse": _sparse_jobs}
+_STEPS = {**_lf.STEPS, "tilt": _tilts, "tilted": _tilted, "fft": _fft_jobs,
+          "sparse": _sparse_jobs}
 #: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
 _DEFER = ("fft", "sparse", "band", "rem")
 
@@ -746,7 +781,12 @@ def _atoms_rel(n: int, phi: float, jl, lM: float) -> float:
     """(1 + η)^n − 1: the relative error of the n-fold sum from the tilted atoms' rounding
     (η = 16u(1 + max|φj| + |log M|) per atom; every term of the convolution is a product
     of n atoms), for both engines."""
-    eta = 16.0 * _U * (1.0 + float(_amax(np.abs(phi * jl))) + abs(lM))
+    return _atoms_rel_at(n, float(_amax(np.abs(phi * jl))), lM)
+
+
+def _atoms_rel_at(n: int, top: float, lM: float) -> float:
+    """``_atoms_rel`` from max|φj| (``top``)."""
+    eta = 16.0 * _U * (1.0 + top + abs(lM))
     return math.expm1(n * eta)
 
 
@@ -755,11 +795,7 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     (None where it declines; a step generator). The atoms' rounding enters as (1 + η)^n as
     for the FFT; an error in log M cancels (the scale e^{n log M} and the tilted atoms use
     the same computed value, and the sum is homogeneous of degree n in the atoms)."""
-    lM = log_mgf(phi)
-    qt = np.exp(lql + phi * jl - lM)
-    mu_t = float(_asum(qt * jl))
-    sd_t = math.sqrt(max(float(_asum(qt * (jl - mu_t) ** 2)), 1e-300))
-    rel = _atoms_rel(n, phi, jl, lM)
+    lM, qt, mu_t, sd_t, rel = yield ("tilted", (lql, jl, phi, n))
     tz = yield from trapezoid_steps(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t,
                                     work_max=work_max)
     if tz is None:
