@@ -207,3 +207,29 @@ def test_tilted_atoms_in_one_step_are_the_per_sum_formulas():
         want = old(*jb)
         assert got[0] == want[0] and np.array_equal(got[1], want[1])
         assert got[2:] == want[2:]
+
+
+def test_sparse_sums_of_a_curve_share_their_mass_tables():
+    """A sparse curve's laws have the same masses at every ε (only the values move): the
+    sums share ``_sparse_tables`` (weights, running sums, count tails), and each value is
+    the one computed with the tables built for that sum alone (cache emptied before it)."""
+    sets = _sets(sd.RandomizedResponse(7.5592, 4), 3666, points=20)
+    laws = [iid._prep(*s) for s in sets]
+    laws = [(v, p) for v, p in laws if iid._sparse_first(v, p, 3666, 20.0, 7.0)]
+    assert len(laws) > 20
+    iid._sparse_tables.cache_clear()
+    shared = [iid._sparse_sum(v, p, 3666) for v, p in laws]
+    info = iid._sparse_tables.cache_info()
+    assert info.hits >= len(laws) - 8 and info.misses <= 8      # a few (m, sign) variants
+    alone = []
+    for v, p in laws:
+        iid._sparse_tables.cache_clear()
+        alone.append(iid._sparse_sum(v, p, 3666))
+    assert [s.upper for s in shared] == [s.upper for s in alone]
+    assert [s.details for s in shared] == [s.details for s in alone]
+
+    def last_sign(v, p):                     # the closed-form atom's (the likeliest) sign
+        nz = v != 0.0
+        return bool(v[nz][np.argsort(p[nz], kind="stable")][-1] < 0.0)
+
+    assert {last_sign(v, p) for v, p in laws} == {True, False}

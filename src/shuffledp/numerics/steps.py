@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["run_steps", "run_steps_many", "illinois_rows"]
+__all__ = ["illinois_rows", "run_steps", "run_steps_many"]
 
 
 def run_steps(gen, runners):

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._memo import memo
 from ..core._parallel import parallel, pmap
 from ..numerics import (circular_run, fft_power_product, fft_powers, next_fast_len,
                         run_steps, run_steps_many)
@@ -642,7 +643,7 @@ def _tilts(jobs) -> list:
             J = np.stack([jobs[i][1] for i in idx])
         G = len(idx)
 
-        def dmean(rows, x):
+        def dmean(rows, x, LQ=LQ, J=J):
             return _dmean_rows(LQ[rows], J[rows], x[:, None])
 
         every = np.arange(G)
@@ -662,8 +663,8 @@ def _tilts(jobs) -> list:
                     break
                 todo = todo[more]
                 b[todo] *= 2.0
-            phi[neg] = illinois_rows(lambda rows, x: dmean(neg[rows], x), np.zeros(neg.size),
-                                     b, d0[neg], fb, xtol=1e-14, rtol=1e-13)
+            phi[neg] = illinois_rows(lambda rows, x, neg=neg: dmean(neg[rows], x),
+                                     np.zeros(neg.size), b, d0[neg], fb, xtol=1e-14, rtol=1e-13)
         for i, v in zip(idx, phi.tolist()):
             out[i] = v
     return out
@@ -1108,74 +1109,27 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
         m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
     m = n if m >= n - 1 else m
     lp0 = math.log(p0)
-    logn = math.log(n)
-    lnp = np.log(pn) + logn                      # log(n p_i)
     ar = float(vn[-1])
     # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
     w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
     # each head count's box: past its mean by 7 standard deviations (plus 12)
     boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0) for pi in pn[:-1]]
-    lp0_err = _LOG_ERR * abs(lp0)
-    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
     while True:
-        # log-weights and, alongside, an upper bound on each one's rounding error (added
-        # before the exponential: every weight is rounded up)
-        j = np.arange(m + 1, dtype=float)
-        terms = np.log1p(-j[:m] / n)
-        lfall = np.zeros(m + 1)                  # log n!/(n − K)! − K log n (≤ 0)
-        np.cumsum(terms, out=lfall[1:])
-        lfact = np.zeros(m + 1)                  # log k!
-        np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
-        # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
-        # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
-        # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
-        x = j[:m] / n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
-        e_terms = np.zeros(m + 1)
-        np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
-        e_fall = e_terms + j * _U * np.abs(lfall)
-        e_fact = (_LOG_ERR + j * _U) * lfact
-        rest0 = (n - j) * lp0
-        hK = lfall + rest0
-        e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
-        # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
-        kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
-        la = np.zeros(tot.size)
-        e_la = np.zeros(tot.size)
+        # everything but the values: the same for every ε of a curve (``_sparse_tables``)
+        j, kk, tot, ea, F, H, ct_all, ct_box = _sparse_tables(
+            n, m, tuple(int(b) for b in boxes), pn.tobytes(), lp0, ar < 0.0)
         c = np.zeros(tot.size)
         cabs = np.zeros(tot.size)
         for i in range(r - 1):
-            jl = j * float(lnp[i])
-            gi = jl - lfact
-            e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
-            la += gi[kk[i]]
-            e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
             ti = (j * float(vn[i]))[kk[i]]
             c += ti
             cabs += np.abs(ti)
         c_up = c + 4.0 * _U * cabs
-        la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
-        # last atom: table over (head total T, k) with T + k ≤ m
-        jl = j * float(lnp[-1])
-        gr = jl - lfact
-        e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
-        Tk = j[:int(tot.max()) + 1, None] + j[None, :]
-        inside = Tk <= m
-        at = np.minimum(Tk, m).astype(np.intp)
-        lb = hK[at] + gr[None, :]
-        e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
-        lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
-        with np.errstate(under="ignore", over="ignore"):
-            eb = np.exp(lb_up)
-            ea = np.exp(la_up)
         rows = tot
         aa = abs(ar)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if ar < 0.0:
                 # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
-                F = np.cumsum(eb, axis=1)
-                H = np.cumsum(F, axis=1)
                 t = np.minimum(np.floor(c_up / aa), m - rows)
                 live = t >= 0.0
                 ti = np.maximum(t, 0.0).astype(np.intp)
@@ -1185,8 +1139,6 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
                 f_next = F[rows, np.minimum(ti + 1, m)]
             else:
                 # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
-                F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
-                H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
                 t = np.maximum(np.ceil(-c_up / ar), 0.0)
                 live = t <= m - rows
                 ti = np.minimum(t, m).astype(np.intp)
@@ -1207,19 +1159,19 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
         # weight multiplies at most m + 1 table entries and a table entry at most (m + 1)
         # heads, each of the partners at most e^λ (e^{k log(np) − log k!} ≤ e^{np}), and
         # every value c + v_r k is at most m·max v
-        main += ((part.size + eb.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
+        main += ((part.size + F.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
                  * (m * vmax + 1.0))
         # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
         # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
         # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
         # count k_j has mean ≤ n p_j/(1 − p_i): E[k_j; k_i > b] ≤ that·Pr[Bin(n, p_i) > b]
-        tail = w_pos * _count_tail(n, P, m)
+        tail = w_pos * ct_all
         for i, b in enumerate(boxes):
             pi = float(pn[i])
             if b < m:
-                own = n * pi * max(float(vn[i]), 0.0) * _count_tail(n, pi, int(b))
+                own = n * pi * max(float(vn[i]), 0.0) * ct_box[i][0]
                 rest = (w_pos - n * pi * max(float(vn[i]), 0.0)) / (1.0 - pi)
-                tail += own + max(rest, 0.0) * _count_tail(n + 1, pi, int(b) + 1)
+                tail += own + max(rest, 0.0) * ct_box[i][1]
         tail = tail * (1.0 + 1e-9)
         if tail <= _SPARSE_TAIL * main:
             break
@@ -1233,6 +1185,82 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
                                    "main": main, "tail": tail,
                                    "certified_relative_error": (tail / main if main > 0
                                                                 else math.inf) + 1e-12})
+
+
+@memo(maxsize=16)
+def _sparse_tables(n: int, m: int, boxes: tuple, pn_bytes: bytes, lp0: float, neg: bool):
+    """What ``_sparse_sum`` computes from the masses alone (n, the count cap m, the head
+    boxes, the non-zero atoms' masses ``pn`` in its order, log p0, the last value's sign):
+    the counts j, the head vectors and totals, the heads' weights e^a, the table's running
+    sums F and their running sums H, and the count tails (Pr[Bin(n − 1, P) ≥ m], and per box
+    b < m the two tails of its head). A blanket curve's laws have the same masses at every ε
+    (only the values move), so its ~200 sparse sums share these: the same arrays, hence the
+    same floats, as each sum computing them itself. Read-only."""
+    pn = np.frombuffer(pn_bytes, dtype=float)
+    r = int(pn.size)
+    logn = math.log(n)
+    lnp = np.log(pn) + logn                      # log(n p_i)
+    lp0_err = _LOG_ERR * abs(lp0)
+    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
+    # log-weights and, alongside, an upper bound on each one's rounding error (added
+    # before the exponential: every weight is rounded up)
+    j = np.arange(m + 1, dtype=float)
+    terms = np.log1p(-j[:m] / n)
+    lfall = np.zeros(m + 1)                      # log n!/(n − K)! − K log n (≤ 0)
+    np.cumsum(terms, out=lfall[1:])
+    lfact = np.zeros(m + 1)                      # log k!
+    np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
+    # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
+    # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
+    # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
+    x = j[:m] / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
+    e_terms = np.zeros(m + 1)
+    np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
+    e_fall = e_terms + j * _U * np.abs(lfall)
+    e_fact = (_LOG_ERR + j * _U) * lfact
+    rest0 = (n - j) * lp0
+    hK = lfall + rest0
+    e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
+    # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
+    kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
+    la = np.zeros(tot.size)
+    e_la = np.zeros(tot.size)
+    for i in range(r - 1):
+        jl = j * float(lnp[i])
+        gi = jl - lfact
+        e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
+        la += gi[kk[i]]
+        e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
+    la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
+    # last atom: table over (head total T, k) with T + k ≤ m
+    jl = j * float(lnp[-1])
+    gr = jl - lfact
+    e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
+    Tk = j[:int(tot.max()) + 1, None] + j[None, :]
+    inside = Tk <= m
+    at = np.minimum(Tk, m).astype(np.intp)
+    lb = hK[at] + gr[None, :]
+    e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
+    lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
+    with np.errstate(under="ignore", over="ignore"):
+        eb = np.exp(lb_up)
+        ea = np.exp(la_up)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if neg:
+            F = np.cumsum(eb, axis=1)
+            H = np.cumsum(F, axis=1)
+        else:
+            F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
+            H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
+    P = float(np.sum(pn))
+    ct_all = _count_tail(n, P, m)
+    ct_box = [(_count_tail(n, float(pn[i]), int(b)), _count_tail(n + 1, float(pn[i]), int(b) + 1))
+              if b < m else None for i, b in enumerate(boxes)]
+    for arr in (j, ea, F, H):
+        arr.setflags(write=False)
+    return j, kk, tot, ea, F, H, ct_all, ct_box
 
 
 #: Up to this many multisets of n atoms, ``positive_part`` sums every one of them (exact up
