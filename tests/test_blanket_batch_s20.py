@@ -233,3 +233,35 @@ def test_sparse_sums_of_a_curve_share_their_mass_tables():
         return bool(v[nz][np.argsort(p[nz], kind="stable")][-1] < 0.0)
 
     assert {last_sign(v, p) for v, p in laws} == {True, False}
+
+
+@pytest.mark.parametrize("mech, n", [(MATRIX, 10**4), (MATRIX, 10**9),
+                                     (sd.RandomizedResponse(3.0, 100), 10**4)])
+def test_prefetched_pairs_leave_every_curve_point_as_it_was(monkeypatch, mech, n):
+    """``_max_over_pairs_many`` sums the pairs near each point's top pair in its first batch
+    (fewer batches): every point's value is the one without the prefetch, and the one
+    ``_max_over_pairs`` gives point by point."""
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "1")
+    pairs = B._pairs_cached(mech, 1.0)
+    grid, top = B._eps_grid(pairs, n, 40)
+    tops = [p.max_log_ratio() for p in pairs]
+    eps = [float(e) for e in grid if abs(e) < top]
+    atoms = B._curve_atoms(pairs, eps, tops)
+    flat = iid.chernoff_positive_parts([a for row in atoms for a in row], n) / n
+    cher = [list(c) for c in flat.reshape(len(eps), len(pairs))]
+    nu = B._curve_nu(n)
+    calls = []
+    run = iid.positive_parts
+    monkeypatch.setattr(iid, "positive_parts",
+                        lambda sets, n, nu=None: calls.append(len(sets)) or run(sets, n, nu=nu))
+    with_pre = B._max_over_pairs_many(n, nu, atoms, cher)
+    batches_with = len(calls)
+    monkeypatch.setattr(B, "PREFETCH_FRACTION", math.inf)
+    calls.clear()
+    without = B._max_over_pairs_many(n, nu, atoms, cher)
+    assert with_pre == without
+    assert batches_with <= len(calls)
+    monkeypatch.setattr(iid, "positive_parts", run)
+    alone = [B._max_over_pairs(pairs, n, e, nu=nu, excess=e < 0, atoms=a, cher=c)[0]
+             for e, a, c in zip(eps[::7], atoms[::7], cher[::7])]
+    assert alone == with_pre[::7]

@@ -218,16 +218,14 @@ def _prep_rows(atom_sets):
     for i, a in enumerate(atom_sets):
         if a is None:
             continue
-        v = np.asarray(a[0], dtype=float).ravel()
-        p = np.asarray(a[1], dtype=float).ravel()
+        v, p = _vector(a[0]), _vector(a[1])
         if v.shape != p.shape or v.size == 0:
             _prep(*a)                                  # raises the set's error
         e = a[2] if len(a) > 2 else None
         idx.append(i)
         vs.append(v)
         ps.append(p)
-        es.append(np.zeros(v.size) if e is None
-                  else np.broadcast_to(np.asarray(e, dtype=float), v.shape))
+        es.append(_err_row(e, v.size))
     if not idx:
         return None
     lens = np.array([v.size for v in vs])
@@ -380,6 +378,13 @@ def _lattices_many(atom_sets, n, nu) -> dict:
                 g = _reflected(g, es)
             out[i] = g
     return out
+
+
+def _vector(a):
+    """``np.asarray(a, dtype=float).ravel()`` (the array itself where it is one already)."""
+    if isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype == float:
+        return a
+    return np.asarray(a, dtype=float).ravel()
 
 
 def _err_row(e, K: int):
