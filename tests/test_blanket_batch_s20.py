@@ -265,3 +265,26 @@ def test_prefetched_pairs_leave_every_curve_point_as_it_was(monkeypatch, mech, n
     alone = [B._max_over_pairs(pairs, n, e, nu=nu, excess=e < 0, atoms=a, cher=c)[0]
              for e, a, c in zip(eps[::7], atoms[::7], cher[::7])]
     assert alone == with_pre[::7]
+
+
+@pytest.mark.parametrize("tail_tol", [None, 1e-20])
+def test_sparse_sums_in_one_array_are_the_sums_one_by_one(monkeypatch, tail_tol):
+    """``iid._sparse_sums`` (a curve's sparse laws with shared tables: their value parts in
+    one array) against ``_sparse_sum`` law by law, values and details bit for bit; with a
+    tighter tail tolerance some laws need larger count caps (summed alone) or decline."""
+    if tail_tol is not None:
+        monkeypatch.setattr(iid, "_SPARSE_TAIL", tail_tol)
+    n = 2568
+    sets = _sets(sd.RandomizedResponse(7.5044, 4), n, points=30)
+    laws = [iid._prep(*s) for s in sets]
+    jobs = [(v, p, n) for v, p in laws if iid._sparse_first(v, p, n, 20.0, 7.0)]
+    jobs.append((-np.abs(jobs[3][0]), jobs[3][1], n))          # no positive atom
+    assert len(jobs) > 30
+    got = iid._sparse_sums(jobs)
+    want = [iid._sparse_sum(*jb) for jb in jobs]
+    assert [None if g is None else (g.upper, g.details) for g in got] == \
+        [None if w is None else (w.upper, w.details) for w in want]
+    assert got[-1].upper == 0.0
+    if tail_tol is not None:
+        # the first cap, λ + 6√λ + 12 rounded up to 8, is 40 here: every law grew past it
+        assert min(w.details["max_count"] for w in want[:-1]) > 40

@@ -721,7 +721,7 @@ def _sparse_jobs(jobs) -> list:
     lam = [job[2] * float(np.sum(job[1][job[0] != 0.0])) for job in jobs]
     if lam and sorted(lam)[len(lam) // 2] >= _SPARSE_THREADED:
         return pmap(_sparse_job, jobs)
-    return [_sparse_job(job) for job in jobs]
+    return _sparse_sums(jobs)
 
 
 #: Median λ of a batch of sparse sums from which they run on the thread pool.
@@ -1096,95 +1096,179 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     given, as for the lattice engines. Exact but for rounding: at or below the lattice
     engines' values (a lattice spread is larger in convex order), never below E[S_+].
     """
-    zero = v == 0.0
-    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
-    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
-    p0 = float(np.sum(p[zero]))
-    merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
-    vn, pn = v[~zero], p[~zero]
-    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
-    vn, pn = vn[order], pn[order]
-    r = int(vn.size)
-    P = float(np.sum(pn))
-    lam = n * P
-    vmax = float(np.max(vn))
-    if vmax <= 0.0:
-        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
-    if m is None:
-        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
-    m = n if m >= n - 1 else m
-    lp0 = math.log(p0)
-    ar = float(vn[-1])
-    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
-    w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
-    # each head count's box: past its mean by 7 standard deviations (plus 12)
-    boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0) for pi in pn[:-1]]
+    st = _sparse_setup(v, p, n, m)
+    if isinstance(st, SumBound):
+        return st
     while True:
-        # everything but the values: the same for every ε of a curve (``_sparse_tables``)
-        j, kk, tot, ea, F, H, ct_all, ct_box = _sparse_tables(
-            n, m, tuple(int(b) for b in boxes), pn.tobytes(), lp0, ar < 0.0)
-        c = np.zeros(tot.size)
-        cabs = np.zeros(tot.size)
-        for i in range(r - 1):
-            ti = (j * float(vn[i]))[kk[i]]
-            c += ti
-            cabs += np.abs(ti)
-        c_up = c + 4.0 * _U * cabs
-        rows = tot
-        aa = abs(ar)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if ar < 0.0:
-                # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
-                t = np.minimum(np.floor(c_up / aa), m - rows)
-                live = t >= 0.0
-                ti = np.maximum(t, 0.0).astype(np.intp)
-                h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
-                rem = c_up - aa * ti
-                f_t = F[rows, ti]
-                f_next = F[rows, np.minimum(ti + 1, m)]
-            else:
-                # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
-                t = np.maximum(np.ceil(-c_up / ar), 0.0)
-                live = t <= m - rows
-                ti = np.minimum(t, m).astype(np.intp)
-                h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
-                rem = c_up + ar * ti
-                f_t = F[rows, ti]
-                f_next = F[rows, np.maximum(ti - 1, 0)]
-        # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
-        # rounding) is dropped, which only adds; a term left out by rounding the other way
-        # is at most the remainder's rounding times the next running sum
-        raw = aa * h1 + np.maximum(rem, 0.0) * f_t
-        err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
-               + (2 * m + 8) * _U * raw)        # running sums of running sums
-        part = np.where(live, raw + err, 0.0)
-        main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
-        main *= (1.0 + 16.0 * _U) * merge
+        tab = _sparse_tables(*st.key())
+        main, tail = st.finish(tab, _sparse_parts(tab, st.vn[None, :], st.ar, st.m)[0])
+        if tail <= _SPARSE_TAIL * main:
+            break
+        if not st.grow():
+            return None
+    m, tot = st.m, tab[2]
+    return _sparse_value(main, tail, m, tot)
+
+
+class _SparseSum:
+    """One ``_sparse_sum``'s law and count caps (``_sparse_setup``), what its value needs
+    beside the shared tables (``_sparse_tables``) and the per-value part
+    (``_sparse_parts``)."""
+
+    __slots__ = ("n", "merge", "vn", "pn", "r", "lam", "vmax", "m", "lp0", "ar", "w_pos",
+                 "boxes", "pn_bytes")
+
+    def key(self):
+        return (self.n, self.m, tuple(int(b) for b in self.boxes), self.pn_bytes, self.lp0,
+                self.ar < 0.0)
+
+    def finish(self, tab, s_part):
+        """(main, tail) of ``_sparse_sum`` from Σ e^a·part (``s_part``, numpy's sum)."""
+        n, m, lam, vmax, w_pos, vn, pn = (self.n, self.m, self.lam, self.vmax, self.w_pos,
+                                          self.vn, self.pn)
+        tot, F, ct_all, ct_box = tab[2], tab[4], tab[6], tab[7]
+        size = tot.size
+        main = float(s_part) * (1.0 + (size + 8) * _U)
+        main *= (1.0 + 16.0 * _U) * self.merge
         # weights (or products) below the normal range lose at most 2.3e-308 each; a head's
         # weight multiplies at most m + 1 table entries and a table entry at most (m + 1)
         # heads, each of the partners at most e^λ (e^{k log(np) − log k!} ≤ e^{np}), and
         # every value c + v_r k is at most m·max v
-        main += ((part.size + F.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
+        main += ((size + F.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
                  * (m * vmax + 1.0))
         # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
         # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
         # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
         # count k_j has mean ≤ n p_j/(1 − p_i): E[k_j; k_i > b] ≤ that·Pr[Bin(n, p_i) > b]
         tail = w_pos * ct_all
-        for i, b in enumerate(boxes):
+        for i, b in enumerate(self.boxes):
             pi = float(pn[i])
             if b < m:
                 own = n * pi * max(float(vn[i]), 0.0) * ct_box[i][0]
                 rest = (w_pos - n * pi * max(float(vn[i]), 0.0)) / (1.0 - pi)
                 tail += own + max(rest, 0.0) * ct_box[i][1]
-        tail = tail * (1.0 + 1e-9)
-        if tail <= _SPARSE_TAIL * main:
-            break
+        return main, tail * (1.0 + 1e-9)
+
+    def grow(self) -> bool:
+        """The next count cap and boxes (False: past ``_SPARSE_M_MAX`` or n)."""
+        m, n = self.m, self.n
         if m >= min(n, _SPARSE_M_MAX):
-            return None
+            return False
         m = min(_SPARSE_M_MAX, 8 * math.ceil(1.25 * m / 8.0))
-        m = n if m >= n - 1 else m
-        boxes = [math.ceil(1.25 * b) for b in boxes]
+        self.m = n if m >= n - 1 else m
+        self.boxes = [math.ceil(1.25 * b) for b in self.boxes]
+        return True
+
+
+def _sparse_setup(v, p, n: int, m: int | None):
+    """``_sparse_sum``'s law: a ``_SparseSum`` at the first count cap (or the SumBound of a
+    law without a positive atom)."""
+    zero = v == 0.0
+    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
+    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
+    p0 = float(np.sum(p[zero]))
+    st = _SparseSum()
+    st.n = n
+    st.merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
+    vn, pn = v[~zero], p[~zero]
+    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
+    vn, pn = vn[order], pn[order]
+    st.vn, st.pn, st.r = vn, pn, int(vn.size)
+    P = float(np.sum(pn))
+    st.lam = lam = n * P
+    st.vmax = float(np.max(vn))
+    if st.vmax <= 0.0:
+        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
+    if m is None:
+        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
+    st.m = n if m >= n - 1 else m
+    st.lp0 = math.log(p0)
+    st.ar = float(vn[-1])
+    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
+    st.w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
+    # each head count's box: past its mean by 7 standard deviations (plus 12)
+    st.boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0)
+                for pi in pn[:-1]]
+    st.pn_bytes = pn.tobytes()
+    return st
+
+
+def _sparse_parts(tab, VN, ar, m: int) -> list:
+    """Σ_heads e^a·part of ``_sparse_sum`` for each row of ``VN`` (the non-zero values in
+    the tables' order; ``ar``: the last value, one per row or a float, all of one sign),
+    every row's elementwise operations those of the row alone and its sum numpy's sum of
+    that row (a contiguous vector)."""
+    j, kk, tot, ea, F, H = tab[:6]
+    G, r = VN.shape
+    c = np.zeros((G, tot.size))
+    cabs = np.zeros((G, tot.size))
+    for i in range(r - 1):
+        ti = (j[None, :] * VN[:, i, None])[:, kk[i]]
+        c += ti
+        cabs += np.abs(ti)
+    c_up = c + 4.0 * _U * cabs
+    rows = tot
+    ar = np.asarray(ar, dtype=float).reshape(-1, 1)
+    aa = np.abs(ar)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if ar[0, 0] < 0.0:
+            # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
+            t = np.minimum(np.floor(c_up / aa), m - rows)
+            live = t >= 0.0
+            ti = np.maximum(t, 0.0).astype(np.intp)
+            h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
+            rem = c_up - aa * ti
+            f_t = F[rows, ti]
+            f_next = F[rows, np.minimum(ti + 1, m)]
+        else:
+            # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
+            t = np.maximum(np.ceil(-c_up / ar), 0.0)
+            live = t <= m - rows
+            ti = np.minimum(t, m).astype(np.intp)
+            h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
+            rem = c_up + ar * ti
+            f_t = F[rows, ti]
+            f_next = F[rows, np.maximum(ti - 1, 0)]
+    # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
+    # rounding) is dropped, which only adds; a term left out by rounding the other way
+    # is at most the remainder's rounding times the next running sum
+    raw = aa * h1 + np.maximum(rem, 0.0) * f_t
+    err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
+           + (2 * m + 8) * _U * raw)            # running sums of running sums
+    part = np.where(live, raw + err, 0.0)
+    prod = ea * part
+    return [np.add.reduce(prod[g]) for g in range(G)]
+
+
+def _sparse_sums(jobs) -> list:
+    """``_sparse_sum`` of each job (v, p, n), the per-value parts of the jobs that share
+    their tables (a curve's laws: the same masses) in one array (``_sparse_parts``); a job
+    whose first count cap leaves too large a tail is summed alone (its caps grow)."""
+    out: list = [None] * len(jobs)
+    groups: dict = {}
+    states = {}
+    for k, (v, p, n) in enumerate(jobs):
+        st = _sparse_setup(v, p, n, None)
+        if isinstance(st, SumBound):
+            out[k] = st
+            continue
+        states[k] = st
+        groups.setdefault(st.key(), []).append(k)
+    for key, idx in groups.items():
+        tab = _sparse_tables(*key)
+        sts = [states[k] for k in idx]
+        sums = _sparse_parts(tab, np.stack([st.vn for st in sts]),
+                             [st.ar for st in sts], sts[0].m)
+        for k, st, sp in zip(idx, sts, sums):
+            main, tail = st.finish(tab, sp)
+            if tail <= _SPARSE_TAIL * main:
+                out[k] = _sparse_value(main, tail, st.m, tab[2])
+            else:
+                out[k] = _sparse_sum(*jobs[k])
+    return out
+
+
+def _sparse_value(main: float, tail: float, m: int, tot) -> SumBound:
     upper = (main + tail) * (1.0 + 1e-12)
     return SumBound(float(upper), {"method": "sparse", "max_count": m, "heads": int(tot.size),
                                    "main": main, "tail": tail,
