@@ -34,27 +34,31 @@ def _scalar_illinois(f, a, b, **kw):
         return stop.value.x
 
 
+def _increasing(kind, r):
+    """An increasing function of one of six shapes with its root near r: smooth, flat at the
+    root, linear with an exact zero at 0.5 (hit by the midpoint), steep, and two whose root
+    lies below or above the bracket."""
+    if kind == 0:
+        return lambda x: math.expm1(x) - math.expm1(r)
+    if kind == 1:
+        return lambda x: (x - r) ** 3
+    if kind == 2:
+        return lambda x: x - 0.5
+    if kind == 3:
+        return lambda x: math.atan(40.0 * (x - r))
+    if kind == 4:
+        return lambda x: x + 2.0
+    return lambda x: x - 9.0
+
+
 def test_illinois_rows_take_the_scalar_steps():
     """Many increasing functions (roots anywhere, exact zeros, roots at an end, flat and
     steep ones, tight iteration caps): each row's x is ``illinois_steps``' x, bit for bit."""
     rng = np.random.default_rng(3)
     fs, brackets = [], []
     for k in range(300):
-        r = rng.uniform(-1.0, 3.0)
         kind = k % 6
-        if kind == 0:
-            f = (lambda r: lambda x: math.expm1(x) - math.expm1(r))(r)
-        elif kind == 1:
-            f = (lambda r: lambda x: (x - r) ** 3)(r)
-        elif kind == 2:
-            f = (lambda r: lambda x: x - 0.5)(r)              # an exact zero is hit
-        elif kind == 3:
-            f = (lambda r: lambda x: math.atan(40.0 * (x - r)))(r)
-        elif kind == 4:
-            f = (lambda r: lambda x: x + 2.0)(r)               # the root is below: lo
-        else:
-            f = (lambda r: lambda x: x - 9.0)(r)               # the root is above: hi
-        fs.append(f)
+        fs.append(_increasing(kind, float(rng.uniform(-1.0, 3.0))))
         brackets.append((-1.5, 3.5 if kind != 2 else 1.0))
     for max_iter in (200, 3):
         for tol in ((1e-14, 1e-13), (1e-3, 1e-2)):
@@ -281,7 +285,12 @@ def test_sparse_sums_in_one_array_are_the_sums_one_by_one(monkeypatch, tail_tol)
     jobs.append((-np.abs(jobs[3][0]), jobs[3][1], n))          # no positive atom
     assert len(jobs) > 30
     got = iid._sparse_sums(jobs)
+    monkeypatch.setenv("SHUFFLEDP_THREADS", "2")
+    monkeypatch.setattr(iid, "_SPARSE_THREAD_MIN", 1)            # rows in two halves
+    halves = iid._sparse_sums(jobs)
     want = [iid._sparse_sum(*jb) for jb in jobs]
+    assert [None if g is None else (g.upper, g.details) for g in halves] == \
+        [None if w is None else (w.upper, w.details) for w in want]
     assert [None if g is None else (g.upper, g.details) for g in got] == \
         [None if w is None else (w.upper, w.details) for w in want]
     assert got[-1].upper == 0.0

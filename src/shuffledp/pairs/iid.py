@@ -1115,8 +1115,8 @@ class _SparseSum:
     beside the shared tables (``_sparse_tables``) and the per-value part
     (``_sparse_parts``)."""
 
-    __slots__ = ("n", "merge", "vn", "pn", "r", "lam", "vmax", "m", "lp0", "ar", "w_pos",
-                 "boxes", "pn_bytes")
+    __slots__ = ("ar", "boxes", "lam", "lp0", "m", "merge", "n", "pn", "pn_bytes", "r", "vmax",
+                 "vn", "w_pos")
 
     def key(self):
         return (self.n, self.m, tuple(int(b) for b in self.boxes), self.pn_bytes, self.lp0,
@@ -1257,8 +1257,16 @@ def _sparse_sums(jobs) -> list:
     for key, idx in groups.items():
         tab = _sparse_tables(*key)
         sts = [states[k] for k in idx]
-        sums = _sparse_parts(tab, np.stack([st.vn for st in sts]),
-                             [st.ar for st in sts], sts[0].m)
+        VN, AR, m = np.stack([st.vn for st in sts]), [st.ar for st in sts], sts[0].m
+        # rows are independent (each its own operations and sum): a large group is cut in
+        # two halves on the thread pool (its array operations release the GIL)
+        cuts = [0, len(sts)]
+        if parallel() and len(sts) >= 2 and len(sts) * tab[2].size >= _SPARSE_THREAD_MIN:
+            cuts = [0, len(sts) // 2, len(sts)]
+        def half(ab, tab=tab, VN=VN, AR=AR, m=m):
+            return _sparse_parts(tab, VN[ab[0]:ab[1]], AR[ab[0]:ab[1]], m)
+
+        sums = [x for got in pmap(half, list(itertools.pairwise(cuts))) for x in got]
         for k, st, sp in zip(idx, sts, sums):
             main, tail = st.finish(tab, sp)
             if tail <= _SPARSE_TAIL * main:
@@ -1266,6 +1274,10 @@ def _sparse_sums(jobs) -> list:
             else:
                 out[k] = _sparse_sum(*jobs[k])
     return out
+
+
+#: Rows × heads of a group of sparse sums from which its value parts run in two halves.
+_SPARSE_THREAD_MIN = 40_000
 
 
 def _sparse_value(main: float, tail: float, m: int, tot) -> SumBound:
