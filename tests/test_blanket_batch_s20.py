@@ -297,3 +297,27 @@ def test_sparse_sums_in_one_array_are_the_sums_one_by_one(monkeypatch, tail_tol)
     if tail_tol is not None:
         # the first cap, λ + 6√λ + 12 rounded up to 8, is 40 here: every law grew past it
         assert min(w.details["max_count"] for w in want[:-1]) > 40
+
+
+@pytest.mark.parametrize("mech, n", [(MATRIX, 10**4), (MATRIX, 7 * 10**8),
+                                     (sd.RandomizedResponse(7.5592, 4), 3666)])
+def test_one_point_with_its_leading_pairs_in_one_batch(mech, n):
+    """``_max_over_pairs`` (one curve point, δ(ε) of one round) sums its leading pairs in
+    one ``positive_parts`` batch: the value, pair and details of its steps driven one sum at
+    a time by ``positive_part``."""
+    pairs = B._pairs_cached(mech, 1.0)
+    for eps in (-0.2, 0.0, 0.003, 0.05, 0.4, 2.0):
+        atoms = B._pair_atoms(pairs, eps, eps < 0)
+        if all(a is None for a in atoms):
+            continue
+        cher = iid.chernoff_positive_parts(atoms, n) / n
+        got = B._max_over_pairs(pairs, n, eps, excess=eps < 0)
+        steps = B._max_steps(atoms, n, cher)
+        try:
+            i = next(steps)
+            while True:
+                v, p, e = atoms[i]
+                i = steps.send(iid.positive_part(v, p, n, value_err=e))
+        except StopIteration as stop:
+            want = stop.value
+        assert got[0] == want[0] and got[1] == want[1] and got[2] == want[2]

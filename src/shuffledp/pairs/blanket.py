@@ -38,7 +38,6 @@ import numpy as np
 
 from . import gparv
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..core._parallel import parallel, pmap, threads
 from ..numerics import increasing_root, round_up
 from ..core.protocols import CheckIn
 from . import iid
@@ -147,17 +146,17 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
         vals, probs, err = atoms[i]
         return iid.positive_part(vals, probs, n, value_err=err, nu=nu)
 
-    # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
-    # exact sum: when threads are free, sum them side by side first. The steps below then
-    # decide exactly as before which ones count (a sum they would have skipped is at most
-    # its Chernoff bound ≤ the max so far, so it cannot change the max).
+    # The leading pairs (the top one and those whose Chernoff bound is at least
+    # ``PREFETCH_FRACTION`` of its) usually all need their exact sum: they are summed in one
+    # batch first (``iid.positive_parts``: tilts, bands and remainders in shared arrays, the
+    # same floats as one at a time). The steps below then decide exactly as before which
+    # ones count (a sum they would have skipped is not used).
     pre = {}
     order = _order(cher)
-    if parallel() and cher[order[0]] > CHERNOFF_ENOUGH:
-        lead = [i for i in order[:threads()]
-                if atoms[i] is not None and cher[i] >= 1e-3 * cher[order[0]]]
+    if cher[order[0]] > CHERNOFF_ENOUGH and atoms[order[0]] is not None:
+        lead = [order[0]] + _prefetch(atoms, cher, order[0])
         if len(lead) > 1:
-            pre = dict(zip(lead, pmap(exact, lead)))
+            pre = dict(zip(lead, iid.positive_parts([atoms[i] for i in lead], n, nu=nu)))
     steps = _max_steps(atoms, n, cher)
     try:
         i = next(steps)
