@@ -321,3 +321,24 @@ def test_one_point_with_its_leading_pairs_in_one_batch(mech, n):
         except StopIteration as stop:
             want = stop.value
         assert got[0] == want[0] and got[1] == want[1] and got[2] == want[2]
+
+
+def test_log_mgf_rows_in_place_is_the_formula():
+    """``iid._log_mgf_rows`` written in place (and an all-zero atom column taken as LP) is
+    the session 19 formula bit for bit, with padded atoms (LP = −inf) and zero atoms."""
+    rng = np.random.default_rng(17)
+    for K in (2, 4, 7):
+        V = rng.normal(0.0, 2.0, (300, K))
+        LP = np.log(rng.dirichlet(np.ones(K), 300))
+        V[:, K - 1] = 0.0                               # the blanket's atom at 0
+        V[::5, 0], LP[::5, 0] = 0.0, -np.inf            # padding
+        U = rng.uniform(-12.0, 3.0, (300, 129))
+        eU = np.exp(U)
+        zs = [LP[:, k, None] + eU * V[:, k, None] for k in range(K)]
+        top = zs[0].copy()
+        for z in zs[1:]:
+            np.maximum(top, z, out=top)
+        acc = np.exp(zs[0] - top)
+        for z in zs[1:]:
+            acc = acc + np.exp(z - top)
+        assert np.array_equal(iid._log_mgf_rows(LP, V, U), top + np.log(acc))

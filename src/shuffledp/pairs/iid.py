@@ -170,7 +170,10 @@ def _chernoff_rows(V, LP, size, n: int, points: int, passes: int) -> np.ndarray:
             U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
             # f(u) = n·log M(e^u) − u − 1, padded atoms have log-probability −inf
             if K <= 7:
-                fs = n * _log_mgf_rows(LP, V, U) - U - 1.0
+                fs = _log_mgf_rows(LP, V, U)
+                fs *= n
+                fs -= U
+                fs -= 1.0
             else:
                 z = LP[:, None, :] + np.exp(U)[:, :, None] * V[:, None, :]
                 top = z.max(axis=2)
@@ -198,14 +201,30 @@ def _log_mgf_rows(LP, V, U):
     axis, which numpy sums left to right below 8 terms (max is exact in any order), at a
     tenth of their cost (a reduction over 4 contiguous numbers per output is slow)."""
     eU = np.exp(U)
-    zs = [LP[:, k, None] + eU * V[:, k, None] for k in range(V.shape[1])]
-    top = zs[0].copy()
+    # the same operations written in place (IEEE sums and products commute): an atom at 0 in
+    # every row has z = LP + e^U·0 = LP exactly (e^U is finite), so it is not formed
+    zs = []
+    for k in range(V.shape[1]):
+        if not V[:, k].any():
+            zs.append(LP[:, k, None])
+            continue
+        z = np.multiply(eU, V[:, k, None])
+        z += LP[:, k, None]
+        zs.append(z)
+    top = np.broadcast_to(zs[0], U.shape).copy()
     for z in zs[1:]:
         np.maximum(top, z, out=top)
-    acc = np.exp(zs[0] - top)
-    for z in zs[1:]:
-        acc = acc + np.exp(z - top)
-    return top + np.log(acc)
+    acc = None
+    for z in zs:
+        d = np.subtract(z, top, out=z) if z.shape == top.shape else np.subtract(z, top)
+        np.exp(d, out=d)
+        if acc is None:
+            acc = d
+        else:
+            acc += d
+    np.log(acc, out=acc)
+    acc += top
+    return acc
 
 
 def _prep_rows(atom_sets):
