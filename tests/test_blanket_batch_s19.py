@@ -105,15 +105,15 @@ def test_band_and_remainder_pieces_wait_for_the_tilt_searches(monkeypatch):
     the Illinois steps: no band while a tilt search is pending."""
     sets = _curve_sets(MATRIX, 5000, points=15)
     log = []
-    for kind in ("band", "rem", "dmean"):
+    for kind in ("band", "rem", "tilt"):
         run = iid._STEPS[kind]
         monkeypatch.setitem(iid._STEPS, kind,
                             lambda jobs, kind=kind, run=run: log.append((kind, len(jobs)))
                             or run(jobs))
     iid.positive_parts(sets, 5000)
     kinds = [k for k, _ in log]
-    last_dmean = max(i for i, k in enumerate(kinds) if k == "dmean")
-    assert "band" not in kinds[:last_dmean] and "rem" not in kinds[:last_dmean]
+    last_tilt = max(i for i, k in enumerate(kinds) if k == "tilt")
+    assert "band" not in kinds[:last_tilt] and "rem" not in kinds[:last_tilt]
     bands = [c for k, c in log if k == "band"]
     # every set that reaches an inversion (not those without a positive atom) has its first
     # band in the first call; later calls only hold near-period nodes or a second attempt

@@ -11,7 +11,9 @@ i.i.d. sums (``pairs.iid.positive_parts``: tilts, node bands, remainder bisectio
 
 from __future__ import annotations
 
-__all__ = ["run_steps", "run_steps_many"]
+import numpy as np
+
+__all__ = ["illinois_rows", "run_steps", "run_steps_many"]
 
 
 def run_steps(gen, runners):
@@ -63,3 +65,70 @@ def run_steps_many(gens, runners, defer=()) -> list:
             except StopIteration as stop:
                 out[i] = stop.value
     return out
+
+
+def illinois_rows(f, a, b, fa, fb, *, xtol: float = 1e-14, rtol: float = 1e-13,
+                  max_iter: int = 200):
+    """``numerics.illinois_steps`` for many rows side by side, from brackets whose ends are
+    already evaluated (``fa`` = f(a), ``fb`` = f(b)): each round evaluates every row still
+    searching in one call ``f(rows, x)`` (their indices and trial points, arrays) and returns
+    the roots (an array). Every row takes the steps its own scalar search takes — the same
+    elementwise IEEE operations (regula falsi point, midpoint fallback, Illinois halving,
+    stopping width), so the same x, bit for bit, when ``f`` gives each row the values the
+    scalar function would. A NaN value raises ``SearchError`` as ``illinois_steps`` does."""
+    from .search import SearchError
+    a = np.array(a, dtype=float)
+    b = np.array(b, dtype=float)
+    fa = np.array(fa, dtype=float)
+    fb = np.array(fb, dtype=float)
+    if np.isnan(fa).any() or np.isnan(fb).any():
+        raise SearchError("illinois_root: the function is NaN at an end of a bracket (a NaN "
+                          "cannot be compared with the target; fix the function, not the "
+                          "search)")
+    x = np.full(a.shape, np.nan)
+    lo_root = fa >= 0.0
+    x[lo_root] = a[lo_root]
+    hi_root = ~lo_root & (fb <= 0.0)
+    x[hi_root] = b[hi_root]
+    side = np.zeros(a.shape, dtype=np.int8)
+    act = np.flatnonzero(~(lo_root | hi_root))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(max_iter):
+            if act.size == 0:
+                return x
+            aa, bb = a[act], b[act]
+            stop = bb - aa <= np.maximum(xtol, rtol * np.maximum(np.abs(aa), np.abs(bb)))
+            if stop.any():
+                x[act[stop]] = 0.5 * (aa[stop] + bb[stop])
+                act = act[~stop]
+                if act.size == 0:
+                    return x
+                aa, bb = a[act], b[act]
+            fa_, fb_ = fa[act], fb[act]
+            xr = (aa * fb_ - bb * fa_) / (fb_ - fa_)
+            mid = ~((aa < xr) & (xr < bb))
+            xr[mid] = 0.5 * (aa[mid] + bb[mid])
+            fx = np.asarray(f(act, xr), dtype=float)
+            if np.isnan(fx).any():
+                k = int(np.flatnonzero(np.isnan(fx))[0])
+                raise SearchError(f"illinois_root: the function is NaN at x={float(xr[k])!r} "
+                                  "(a NaN cannot be compared with the target; fix the "
+                                  "function, not the search)")
+            sd = side[act]
+            up = fx > 0.0
+            dn = fx < 0.0
+            r = act[up]
+            b[r], fb[r] = xr[up], fx[up]
+            h = r[sd[up] == -1]
+            fa[h] *= 0.5
+            side[r] = -1
+            r = act[dn]
+            a[r], fa[r] = xr[dn], fx[dn]
+            h = r[sd[dn] == 1]
+            fb[h] *= 0.5
+            side[r] = 1
+            zero = ~(up | dn)
+            x[act[zero]] = xr[zero]
+            act = act[~zero]
+    x[act] = 0.5 * (a[act] + b[act])
+    return x

@@ -38,7 +38,6 @@ import numpy as np
 
 from . import gparv
 from ..core._lazy import special  # scipy.special on first use (import time)
-from ..core._parallel import parallel, pmap, threads
 from ..numerics import increasing_root, round_up
 from ..core.protocols import CheckIn
 from . import iid
@@ -147,17 +146,17 @@ def _max_over_pairs(pairs, n, eps, nu=None, excess=False, atoms=None, cher=None)
         vals, probs, err = atoms[i]
         return iid.positive_part(vals, probs, n, value_err=err, nu=nu)
 
-    # The leading pairs (Chernoff bound within 1e3 of the top one) usually all need their
-    # exact sum: when threads are free, sum them side by side first. The steps below then
-    # decide exactly as before which ones count (a sum they would have skipped is at most
-    # its Chernoff bound ≤ the max so far, so it cannot change the max).
+    # The leading pairs (the top one and those whose Chernoff bound is at least
+    # ``PREFETCH_FRACTION`` of its) usually all need their exact sum: they are summed in one
+    # batch first (``iid.positive_parts``: tilts, bands and remainders in shared arrays, the
+    # same floats as one at a time). The steps below then decide exactly as before which
+    # ones count (a sum they would have skipped is not used).
     pre = {}
     order = _order(cher)
-    if parallel() and cher[order[0]] > CHERNOFF_ENOUGH:
-        lead = [i for i in order[:threads()]
-                if atoms[i] is not None and cher[i] >= 1e-3 * cher[order[0]]]
+    if cher[order[0]] > CHERNOFF_ENOUGH and atoms[order[0]] is not None:
+        lead = [order[0]] + _prefetch(atoms, cher, order[0])
         if len(lead) > 1:
-            pre = dict(zip(lead, pmap(exact, lead)))
+            pre = dict(zip(lead, iid.positive_parts([atoms[i] for i in lead], n, nu=nu)))
     steps = _max_steps(atoms, n, cher)
     try:
         i = next(steps)
@@ -202,16 +201,40 @@ def _max_over_pairs_many(n, nu, atoms_rows, cher_rows) -> list:
             pending[r] = next(g)
         except StopIteration as stop:
             out[r] = stop.value[0]
+    # Each batch has a fixed cost (its tilt, band and remainder rounds: ~1.5–3 ms), and a
+    # point usually needs the sums of every pair whose Chernoff bound is near its top
+    # pair's: those are summed in the first batch with the top pairs. The decisions are the
+    # generators' own (a sum they do not ask for is dropped), so the values are the same.
+    ready = {}
+    pre = [(r, i) for r in pending for i in _prefetch(atoms_rows[r], cher_rows[r], pending[r])]
     while pending:
-        idx = list(pending)
-        sums = iid.positive_parts([atoms_rows[r][pending[r]] for r in idx], n, nu=nu)
-        pending = {}
-        for r, res in zip(idx, sums):
+        idx = [r for r in pending if (r, pending[r]) not in ready]
+        keys = [(r, pending[r]) for r in idx] + pre
+        pre = []
+        if keys:
+            sums = iid.positive_parts([atoms_rows[r][i] for r, i in keys], n, nu=nu)
+            ready.update(zip(keys, sums))
+        now, pending = pending, {}
+        for r, i in now.items():
             try:
-                pending[r] = gens[r].send(res)
+                pending[r] = gens[r].send(ready.pop((r, i)))
             except StopIteration as stop:
                 out[r] = stop.value[0]
     return out
+
+
+#: A point's pairs summed with its top pair (``_max_over_pairs_many``): those whose Chernoff
+#: bound is at least this fraction of the top pair's.
+PREFETCH_FRACTION = 0.5
+
+
+def _prefetch(atoms, cher, first):
+    """The pairs of one curve point, besides ``first`` (its top pair), summed in the first
+    batch: Chernoff bound at least ``PREFETCH_FRACTION`` of the top pair's (a heuristic: the
+    pairs the point's steps usually ask for next)."""
+    cut = PREFETCH_FRACTION * cher[first]
+    return [i for i in range(len(atoms)) if i != first and atoms[i] is not None
+            and cher[i] >= cut]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -45,9 +45,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
+from ..core._memo import memo
 from ..core._parallel import parallel, pmap
-from ..numerics import (circular_run, fft_power_product, fft_powers, illinois_steps,
-                       next_fast_len, run_steps, run_steps_many)
+from ..numerics import (circular_run, fft_power_product, fft_powers, next_fast_len,
+                        run_steps, run_steps_many)
+from ..numerics.steps import illinois_rows
 from ..numerics import lattice_fourier as _lf
 from ..numerics.lattice_fourier import trapezoid_steps
 
@@ -168,7 +170,10 @@ def _chernoff_rows(V, LP, size, n: int, points: int, passes: int) -> np.ndarray:
             U = lo[:, None] + (hi - lo)[:, None] * grid[None, :]
             # f(u) = n·log M(e^u) − u − 1, padded atoms have log-probability −inf
             if K <= 7:
-                fs = n * _log_mgf_rows(LP, V, U) - U - 1.0
+                fs = _log_mgf_rows(LP, V, U)
+                fs *= n
+                fs -= U
+                fs -= 1.0
             else:
                 z = LP[:, None, :] + np.exp(U)[:, :, None] * V[:, None, :]
                 top = z.max(axis=2)
@@ -196,14 +201,30 @@ def _log_mgf_rows(LP, V, U):
     axis, which numpy sums left to right below 8 terms (max is exact in any order), at a
     tenth of their cost (a reduction over 4 contiguous numbers per output is slow)."""
     eU = np.exp(U)
-    zs = [LP[:, k, None] + eU * V[:, k, None] for k in range(V.shape[1])]
-    top = zs[0].copy()
+    # the same operations written in place (IEEE sums and products commute): an atom at 0 in
+    # every row has z = LP + e^U·0 = LP exactly (e^U is finite), so it is not formed
+    zs = []
+    for k in range(V.shape[1]):
+        if not V[:, k].any():
+            zs.append(LP[:, k, None])
+            continue
+        z = np.multiply(eU, V[:, k, None])
+        z += LP[:, k, None]
+        zs.append(z)
+    top = np.broadcast_to(zs[0], U.shape).copy()
     for z in zs[1:]:
         np.maximum(top, z, out=top)
-    acc = np.exp(zs[0] - top)
-    for z in zs[1:]:
-        acc = acc + np.exp(z - top)
-    return top + np.log(acc)
+    acc = None
+    for z in zs:
+        d = np.subtract(z, top, out=z) if z.shape == top.shape else np.subtract(z, top)
+        np.exp(d, out=d)
+        if acc is None:
+            acc = d
+        else:
+            acc += d
+    np.log(acc, out=acc)
+    acc += top
+    return acc
 
 
 def _prep_rows(atom_sets):
@@ -216,16 +237,14 @@ def _prep_rows(atom_sets):
     for i, a in enumerate(atom_sets):
         if a is None:
             continue
-        v = np.asarray(a[0], dtype=float).ravel()
-        p = np.asarray(a[1], dtype=float).ravel()
+        v, p = _vector(a[0]), _vector(a[1])
         if v.shape != p.shape or v.size == 0:
             _prep(*a)                                  # raises the set's error
         e = a[2] if len(a) > 2 else None
         idx.append(i)
         vs.append(v)
         ps.append(p)
-        es.append(np.zeros(v.size) if e is None
-                  else np.broadcast_to(np.asarray(e, dtype=float), v.shape))
+        es.append(_err_row(e, v.size))
     if not idx:
         return None
     lens = np.array([v.size for v in vs])
@@ -289,8 +308,164 @@ def positive_parts(atom_sets, n: int, *, nu: float | None = None) -> list:
     the Fourier inversions' node bands are summed in shared batches
     (``lattice_fourier.run_steps_many``) — the same floats as one at a time, without a few
     dozen numpy calls per set (at large n a set's own work is a few hundred nodes)."""
-    return run_steps_many([_positive_part_steps(v, p, n, value_err=e, nu=nu)
-                           for v, p, e in atom_sets], _STEPS, defer=_DEFER)
+    fast = _lattices_many(atom_sets, n, nu)
+    return run_steps_many([fast[i] if i in fast else
+                           _positive_part_steps(v, p, n, value_err=e, nu=nu)
+                           for i, (v, p, e) in enumerate(atom_sets)], _STEPS, defer=_DEFER)
+
+
+def _lattices_many(atom_sets, n, nu) -> dict:
+    """Step generators of ``positive_parts``' common sets, their prologue done in arrays:
+    {index: generator at ``_lattice_steps``}. A set qualifies when ``_positive_part_steps``
+    would take it to a lattice without a branch of its own: every probability positive, the
+    checks of ``_prep`` passed, a positive atom, not a law for the sparse engine, more multisets than ``ENUMERATE_MAX``, a positive variance (and, reflected, a
+    positive negated atom); the others (and any set with an error to raise) keep the
+    generator. Sets with the same number of atoms are rows of one array: ``_prep``'s move,
+    the mean and its reflection (``_prep_again``), the sd, the step h and the two-point
+    spread are the same elementwise operations and the same row sums as for one set (numpy
+    reduces a row as it reduces a vector), and the spread's ``bincount`` (additions in
+    input order from 0) is replayed as ordered additions per lattice point (``_spread_rows``),
+    so every lattice, hence every sum, is the float the generator computes alone."""
+    n = int(n)
+    if n < 2 or len(atom_sets) < 2:
+        return {}
+    nu = _auto_nu(n) if nu is None else nu
+    split, nu_eff = _engine(n, nu, 7.0, None)
+    groups: dict = {}
+    for i, a in enumerate(atom_sets):
+        v = a[0]
+        if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype == float:
+            groups.setdefault(v.size, []).append(i)
+    out = {}
+    for K, idx in groups.items():
+        if K == 0 or len(idx) < 2 or math.comb(n + K - 1, n) <= ENUMERATE_MAX:
+            continue
+        try:
+            P = np.stack([np.asarray(atom_sets[i][1], dtype=float).ravel() for i in idx])
+            E = np.stack([_err_row(atom_sets[i][2], K) for i in idx])
+        except ValueError:
+            continue                                # a shape the generator reports
+        if P.shape != (len(idx), K):
+            continue
+        V = np.stack([atom_sets[i][0] for i in idx])
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = (np.isfinite(V).all(axis=1) & np.isfinite(P).all(axis=1)
+                  & (P > 0.0).all(axis=1))
+            s = np.add.reduce(P, axis=1)
+            ok &= (0.999999 <= s) & (s <= 1.000001)
+            V = _moved_up(V, E)
+            ok &= np.isfinite(V).all(axis=1) & (np.maximum.reduce(V, axis=1) > 0.0)
+        # the sparse engine's test (``_sparse_first``): decided here where the non-zero
+        # atoms' mass alone is too large (below 8 atoms a row's sum is left to right, and
+        # adding the zero atoms' 0.0 leaves every partial sum as it is), else by the test
+        zero = V == 0.0
+        nz = np.add.reduce(~zero, axis=1)
+        maybe = zero.any(axis=1) & (nz <= SPARSE_ATOMS)
+        if K < 8:
+            maybe &= ~(n * np.add.reduce(np.where(zero, 0.0, P), axis=1) > SPARSE_MEAN)
+        for r in np.flatnonzero(maybe & ok).tolist():
+            ok[r] = not _sparse_first(V[r], P[r], n, nu, 7.0)
+        rows = np.flatnonzero(ok)
+        if rows.size < 2:
+            continue
+        V, P = V[rows], P[rows]
+        mean = np.add.reduce(P * V, axis=1)
+        refl = mean > 0.0
+        # the reflected sets sum the negated atoms, moved up again (``_prep_again``)
+        W = np.where(refl[:, None], _moved_up(-V, np.zeros(V.shape)), V)
+        mean_w = np.where(refl, np.add.reduce(P * W, axis=1), mean)
+        var = np.add.reduce(P * (W - mean_w[:, None]) ** 2, axis=1)
+        wmax, wmin = np.maximum.reduce(W, axis=1), np.minimum.reduce(W, axis=1)
+        good = (var > 0.0) & (wmax > 0.0)
+        sd = np.sqrt(np.where(good, var, 1.0))
+        h = np.maximum(sd / nu_eff, (wmax - wmin) / MAX_SUPPORT)
+        lat = _spread_rows(W, P, h)
+        vabs = np.add.reduce(P * np.abs(V), axis=1)
+        span = (wmax - wmin) / sd
+        for r in np.flatnonzero(good).tolist():
+            i = idx[rows[r]]
+            lo, Kl, lql, jl = lat[r]
+            sd_r, h_r = float(sd[r]), float(h[r])
+            if refl[r]:
+                vals, probs, err = -V[r], P[r], None
+            else:
+                vals, probs, err = atom_sets[i]
+            g = _lattice_steps(vals, probs, err, n, nu, 7.0, split, False, nu_eff, sd_r, h_r,
+                               lo, Kl, lql, jl, float(span[r]))
+            if refl[r]:
+                es = n * (float(mean[r]) + 4.0 * _U * float(vabs[r]))
+                g = _reflected(g, es)
+            out[i] = g
+    return out
+
+
+def _vector(a):
+    """``np.asarray(a, dtype=float).ravel()`` (the array itself where it is one already)."""
+    if isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype == float:
+        return a
+    return np.asarray(a, dtype=float).ravel()
+
+
+def _err_row(e, K: int):
+    """A set's value errors as a row of K (``_prep``'s zeros or broadcast)."""
+    if e is None:
+        return np.zeros(K)
+    if isinstance(e, np.ndarray) and e.shape == (K,) and e.dtype == float:
+        return e
+    return np.broadcast_to(np.asarray(e, dtype=float), (K,))
+
+
+def _reflected(inner_gen, es: float):
+    """The reflected sum E S + E (−S)_+ of ``_positive_part_steps`` around the generator of
+    E (−S)_+ (``es``: E S rounded up)."""
+    inner = yield from inner_gen
+    d = dict(inner.details)
+    d["reflected"] = True
+    return SumBound(float(es + inner.upper) * (1.0 + 1e-12), d)
+
+
+def _spread_rows(V, P, h) -> list:
+    """``_positive_part_steps``' two-point spread of each row's atoms onto its lattice h·ℤ:
+    [(lo, lattice points K, log q of the live points, their positions j)] per row. The
+    generator adds the lower neighbours' weights, then the upper ones', in atom order into
+    zeros (``bincount``); here the (point, weight) pairs are put in that order, stably sorted
+    by point, and each point's weights added left to right from its first: the same sums."""
+    X = V / h[:, None]
+    M = np.floor(X)
+    F = X - M
+    lo = np.minimum.reduce(M, axis=1)
+    hi = np.maximum.reduce(M, axis=1) + 1.0
+    AT = (M - lo[:, None]).astype(np.int64)
+    G, K = V.shape
+    idx = np.concatenate((AT, AT + 1), axis=1)
+    wts = np.concatenate((P * (1.0 - F), P * F), axis=1)
+    order = np.argsort(idx, axis=1, kind="stable")
+    si = np.take_along_axis(idx, order, axis=1).ravel()
+    sw = np.take_along_axis(wts, order, axis=1).ravel()
+    rowi = np.repeat(np.arange(G), 2 * K)
+    first = np.ones(si.size, dtype=bool)
+    first[1:] = (si[1:] != si[:-1]) | (rowi[1:] != rowi[:-1])
+    starts = np.flatnonzero(first)
+    lens = np.diff(np.append(starts, si.size))
+    acc = sw[starts].copy()
+    for k in range(1, int(lens.max())):
+        more = lens > k
+        acc[more] += sw[starts[more] + k]
+    live = acc > 0.0
+    seg_row = rowi[starts]
+    pos = si[starts]
+    with np.errstate(divide="ignore"):
+        lacc = np.log(np.where(live, acc, 1.0))
+    cuts = np.searchsorted(seg_row, np.arange(G + 1))
+    out = []
+    lo_l, hi_l = lo.tolist(), hi.tolist()
+    for r in range(G):
+        a, b = cuts[r], cuts[r + 1]
+        lv = live[a:b]
+        lo_r = int(lo_l[r])
+        out.append((lo_r, int(hi_l[r]) - lo_r + 1, lacc[a:b][lv],
+                    (pos[a:b][lv] + lo_r).astype(float)))
+    return out
 
 
 def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | None = None,
@@ -343,12 +518,19 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     at = (m - lo).astype(np.int64)
     q = np.bincount(np.concatenate((at, at + 1)),
                     weights=np.concatenate((p * (1.0 - f), p * f)), minlength=K)
-    j = np.arange(lo, hi + 1, dtype=float)
     live = q > 0
-    lq = np.full(K, -np.inf)
-    lq[live] = np.log(q[live])
+    lql = np.log(q[live])
+    jl = np.arange(lo, hi + 1, dtype=float)[live]
+    return (yield from _lattice_steps(values, probs, value_err, n, nu, sds, split, forced,
+                                      nu_eff, sd, h, lo, K, lql, jl, _span_sds(v, sd)))
 
-    lql, jl = lq[live], j[live]
+
+def _lattice_steps(values, probs, value_err, n, nu, sds, split, forced, nu_eff, sd, h, lo, K,
+                   lql, jl, span_sds):
+    """``_positive_part_steps`` from its lattice on (a step generator): the live lattice
+    atoms (log q, j: positions ``lo`` + their indices among the ``K`` lattice points), the
+    law's sd, the step h and the atoms' span in sds; ``values``/``probs``/``value_err``
+    are the set the sum was asked for (the Chernoff stand-in past ``FFT_MAX_N``)."""
 
     def log_mgf(phi):
         # numpy log-sum-exp (scipy's wrapper costs ~1 ms per call; this is called often)
@@ -357,19 +539,12 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
         r = top + np.log(np.exp(z - top[..., None]).sum(axis=-1))
         return float(r[0]) if np.ndim(phi) == 0 else r
 
-    # ---- 2. tilt to zero mean (the tilted mean's sign, as steps: ``_dmeans``) -----------
-    jpos = jl.max()
-    if jpos <= 0:
+    # ---- 2. tilt to zero mean (one step: ``_tilts`` searches a batch's tilts together) ---
+    if jl.max() <= 0:
         return SumBound(0.0, {"reason": "no positive lattice atom"})
-    if (yield ("dmean", (lql, jl, 0.0))) >= 0.0:
-        phi_star = 0.0
-    else:
-        b = 1.0 / max(jpos, 1.0)
-        while (yield ("dmean", (lql, jl, b))) < 0.0:
-            b *= 2.0
-        phi_star = (yield from _tilt_root(lql, jl, b)).x
+    phi_star = yield ("tilt", (lql, jl))
     sd_lat = sd / h
-    if not forced and _fourier(n, nu_eff, sds, _span_sds(v, sd)):
+    if not forced and _fourier(n, nu_eff, sds, span_sds):
         # Where one FFT would be long: Fourier inversion on the live frequencies only
         # (``numerics.lattice_fourier``), certified at any n without a window or a tail
         # charge and with a rounding allowance of ~1e-9 instead of the FFT's ~1e-6 (same
@@ -397,6 +572,12 @@ def _positive_part_steps(values, probs, n: int, *, value_err=None, nu: float | N
     # (``positive_parts``) runs its FFTs side by side on the thread pool. The closure
     # computes what the code did in line here, on whichever thread runs it.
     def fft_sum():
+        # the whole lattice (only the FFT engine needs it): −inf where q is 0
+        j = np.arange(lo, lo + K, dtype=float)
+        live = np.zeros(K, dtype=bool)
+        live[(jl - lo).astype(np.int64)] = True
+        lq = np.full(K, -np.inf)
+        lq[live] = lql
         phi = max(phi_star, 0.01 / (math.sqrt(n) * sd_lat))
         lM = log_mgf(phi)
         lqt = np.where(live, lq + phi * j - lM, -np.inf)
@@ -465,17 +646,79 @@ def _dmean_rows(lq, j, phi):
     return np.sum(w * j, axis=-1)
 
 
-def _tilt_root(lql, jl, b):
-    """The tilt φ* in [0, b] where the tilted mean is 0 (``numerics.illinois_steps``), its
-    evaluations yielded as steps."""
-    steps = illinois_steps(0.0, b, xtol=1e-14, rtol=1e-13)
-    x = next(steps)
-    while True:
-        v = yield ("dmean", (lql, jl, x))
-        try:
-            x = steps.send(v)
-        except StopIteration as stop:
-            return stop.value
+def _tilts(jobs) -> list:
+    """The tilt φ* ≥ 0 of each job (log q, j) where the tilted mean Σ q e^{φj}·j is 0 (0
+    where it is already ≥ 0), every job's search side by side: the tilted mean's sign at 0,
+    then b = 1/max(max j, 1) doubled while it is negative, then regula falsi (Illinois) on
+    [0, b] to 1e-13 relative (``numerics.steps.illinois_rows``: the steps of
+    ``illinois_steps`` row by row, reusing the values at 0 and b that the bracketing
+    computed). Jobs with the same number of atoms are stacked, each row evaluated by
+    ``_dmean_rows`` (the same floats as the job alone), so each φ* is the one the job's own
+    search (``illinois_root`` over ``_dmeans`` one at a time) finds, bit for bit."""
+    out = [0.0] * len(jobs)
+    groups: dict = {}
+    for i, (lql, _) in enumerate(jobs):
+        groups.setdefault(lql.size, []).append(i)
+    for idx in groups.values():
+        if len(idx) == 1:
+            LQ, J = jobs[idx[0]][0][None, :], jobs[idx[0]][1][None, :]
+        else:
+            LQ = np.stack([jobs[i][0] for i in idx])
+            J = np.stack([jobs[i][1] for i in idx])
+        G = len(idx)
+
+        def dmean(rows, x, LQ=LQ, J=J):
+            return _dmean_rows(LQ[rows], J[rows], x[:, None])
+
+        every = np.arange(G)
+        d0 = dmean(every, np.zeros(G))
+        # (a NaN anywhere raises in ``illinois_rows``, as the scalar search's guard does)
+        neg = np.flatnonzero(~(d0 >= 0.0))
+        phi = np.zeros(G)
+        if neg.size:
+            b = 1.0 / np.maximum(J[neg].max(axis=1), 1.0)
+            fb = np.empty(neg.size)
+            todo = np.arange(neg.size)
+            for _ in range(4096):
+                v = dmean(neg[todo], b[todo])
+                fb[todo] = v
+                more = v < 0.0
+                if not more.any():
+                    break
+                todo = todo[more]
+                b[todo] *= 2.0
+            phi[neg] = illinois_rows(lambda rows, x, neg=neg: dmean(neg[rows], x),
+                                     np.zeros(neg.size), b, d0[neg], fb, xtol=1e-14, rtol=1e-13)
+        for i, v in zip(idx, phi.tolist()):
+            out[i] = v
+    return out
+
+
+def _tilted(jobs) -> list:
+    """The tilted atoms of each job (log q, j, φ, n) for the Fourier inversion:
+    (log M(φ), q e^{φj}/M(φ), their mean and sd, the atoms' rounding ``_atoms_rel``) — jobs
+    with the same number of atoms as rows of one array, each row's operations and sums
+    those of the job alone (``_lattice_steps``' ``log_mgf`` and the formulas it replaced)."""
+    out: list = [None] * len(jobs)
+    groups: dict = {}
+    for i, jb in enumerate(jobs):
+        groups.setdefault(jb[0].size, []).append(i)
+    for idx in groups.values():
+        LQ = np.stack([jobs[i][0] for i in idx])
+        J = np.stack([jobs[i][1] for i in idx])
+        phi = np.array([jobs[i][2] for i in idx], dtype=float)[:, None]
+        pj = phi * J
+        z = LQ + pj
+        top = z.max(axis=-1)
+        lM = top + np.log(np.exp(z - top[..., None]).sum(axis=-1))
+        QT = np.exp(z - lM[:, None])
+        mu = np.add.reduce(QT * J, axis=1)
+        var = np.add.reduce(QT * (J - mu[:, None]) ** 2, axis=1)
+        ptop = np.maximum.reduce(np.abs(pj), axis=1)
+        for r, (i, lm, m, v, t) in enumerate(zip(idx, lM.tolist(), mu.tolist(), var.tolist(),
+                                                ptop.tolist())):
+            out[i] = (lm, QT[r], m, math.sqrt(max(v, 1e-300)), _atoms_rel_at(jobs[i][3], t, lm))
+    return out
 
 
 def _fft_jobs(jobs) -> list:
@@ -497,7 +740,7 @@ def _sparse_jobs(jobs) -> list:
     lam = [job[2] * float(np.sum(job[1][job[0] != 0.0])) for job in jobs]
     if lam and sorted(lam)[len(lam) // 2] >= _SPARSE_THREADED:
         return pmap(_sparse_job, jobs)
-    return [_sparse_job(job) for job in jobs]
+    return _sparse_sums(jobs)
 
 
 #: Median λ of a batch of sparse sums from which they run on the thread pool.
@@ -509,7 +752,8 @@ def _sparse_job(job):
 
 
 #: The runner of each kind of step the certified sums yield (``numerics.steps``).
-_STEPS = {**_lf.STEPS, "dmean": _dmeans, "fft": _fft_jobs, "sparse": _sparse_jobs}
+_STEPS = {**_lf.STEPS, "tilt": _tilts, "tilted": _tilted, "fft": _fft_jobs,
+          "sparse": _sparse_jobs}
 #: … and the kinds a batch holds back until no other is pending (one thread-pool map each).
 _DEFER = ("fft", "sparse", "band", "rem")
 
@@ -562,7 +806,12 @@ def _atoms_rel(n: int, phi: float, jl, lM: float) -> float:
     """(1 + η)^n − 1: the relative error of the n-fold sum from the tilted atoms' rounding
     (η = 16u(1 + max|φj| + |log M|) per atom; every term of the convolution is a product
     of n atoms), for both engines."""
-    eta = 16.0 * _U * (1.0 + float(_amax(np.abs(phi * jl))) + abs(lM))
+    return _atoms_rel_at(n, float(_amax(np.abs(phi * jl))), lM)
+
+
+def _atoms_rel_at(n: int, top: float, lM: float) -> float:
+    """``_atoms_rel`` from max|φj| (``top``)."""
+    eta = 16.0 * _U * (1.0 + top + abs(lM))
     return math.expm1(n * eta)
 
 
@@ -571,11 +820,7 @@ def _trapezoid(lql, jl, n, h, phi, log_mgf, work_max=math.inf):
     (None where it declines; a step generator). The atoms' rounding enters as (1 + η)^n as
     for the FFT; an error in log M cancels (the scale e^{n log M} and the tilted atoms use
     the same computed value, and the sum is homogeneous of degree n in the atoms)."""
-    lM = log_mgf(phi)
-    qt = np.exp(lql + phi * jl - lM)
-    mu_t = float(_asum(qt * jl))
-    sd_t = math.sqrt(max(float(_asum(qt * (jl - mu_t) ** 2)), 1e-300))
-    rel = _atoms_rel(n, phi, jl, lM)
+    lM, qt, mu_t, sd_t, rel = yield ("tilted", (lql, jl, phi, n))
     tz = yield from trapezoid_steps(jl.astype(np.int64), qt, n, h, phi, mu_t, sd_t,
                                     work_max=work_max)
     if tz is None:
@@ -870,149 +1115,272 @@ def _sparse_sum(v, p, n: int, m: int | None = None):
     given, as for the lattice engines. Exact but for rounding: at or below the lattice
     engines' values (a lattice spread is larger in convex order), never below E[S_+].
     """
-    zero = v == 0.0
-    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
-    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
-    p0 = float(np.sum(p[zero]))
-    merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
-    vn, pn = v[~zero], p[~zero]
-    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
-    vn, pn = vn[order], pn[order]
-    r = int(vn.size)
-    P = float(np.sum(pn))
-    lam = n * P
-    vmax = float(np.max(vn))
-    if vmax <= 0.0:
-        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
-    if m is None:
-        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
-    m = n if m >= n - 1 else m
-    lp0 = math.log(p0)
-    logn = math.log(n)
-    lnp = np.log(pn) + logn                      # log(n p_i)
-    ar = float(vn[-1])
-    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
-    w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
-    # each head count's box: past its mean by 7 standard deviations (plus 12)
-    boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0) for pi in pn[:-1]]
-    lp0_err = _LOG_ERR * abs(lp0)
-    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
+    st = _sparse_setup(v, p, n, m)
+    if isinstance(st, SumBound):
+        return st
     while True:
-        # log-weights and, alongside, an upper bound on each one's rounding error (added
-        # before the exponential: every weight is rounded up)
-        j = np.arange(m + 1, dtype=float)
-        terms = np.log1p(-j[:m] / n)
-        lfall = np.zeros(m + 1)                  # log n!/(n − K)! − K log n (≤ 0)
-        np.cumsum(terms, out=lfall[1:])
-        lfact = np.zeros(m + 1)                  # log k!
-        np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
-        # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
-        # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
-        # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
-        x = j[:m] / n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
-        e_terms = np.zeros(m + 1)
-        np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
-        e_fall = e_terms + j * _U * np.abs(lfall)
-        e_fact = (_LOG_ERR + j * _U) * lfact
-        rest0 = (n - j) * lp0
-        hK = lfall + rest0
-        e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
-        # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
-        kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
-        la = np.zeros(tot.size)
-        e_la = np.zeros(tot.size)
-        c = np.zeros(tot.size)
-        cabs = np.zeros(tot.size)
-        for i in range(r - 1):
-            jl = j * float(lnp[i])
-            gi = jl - lfact
-            e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
-            la += gi[kk[i]]
-            e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
-            ti = (j * float(vn[i]))[kk[i]]
-            c += ti
-            cabs += np.abs(ti)
-        c_up = c + 4.0 * _U * cabs
-        la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
-        # last atom: table over (head total T, k) with T + k ≤ m
-        jl = j * float(lnp[-1])
-        gr = jl - lfact
-        e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
-        Tk = j[:int(tot.max()) + 1, None] + j[None, :]
-        inside = Tk <= m
-        at = np.minimum(Tk, m).astype(np.intp)
-        lb = hK[at] + gr[None, :]
-        e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
-        lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
-        with np.errstate(under="ignore", over="ignore"):
-            eb = np.exp(lb_up)
-            ea = np.exp(la_up)
-        rows = tot
-        aa = abs(ar)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if ar < 0.0:
-                # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
-                F = np.cumsum(eb, axis=1)
-                H = np.cumsum(F, axis=1)
-                t = np.minimum(np.floor(c_up / aa), m - rows)
-                live = t >= 0.0
-                ti = np.maximum(t, 0.0).astype(np.intp)
-                h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
-                rem = c_up - aa * ti
-                f_t = F[rows, ti]
-                f_next = F[rows, np.minimum(ti + 1, m)]
-            else:
-                # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
-                F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
-                H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
-                t = np.maximum(np.ceil(-c_up / ar), 0.0)
-                live = t <= m - rows
-                ti = np.minimum(t, m).astype(np.intp)
-                h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
-                rem = c_up + ar * ti
-                f_t = F[rows, ti]
-                f_next = F[rows, np.maximum(ti - 1, 0)]
-        # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
-        # rounding) is dropped, which only adds; a term left out by rounding the other way
-        # is at most the remainder's rounding times the next running sum
-        raw = aa * h1 + np.maximum(rem, 0.0) * f_t
-        err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
-               + (2 * m + 8) * _U * raw)        # running sums of running sums
-        part = np.where(live, raw + err, 0.0)
-        main = float(np.sum(ea * part)) * (1.0 + (part.size + 8) * _U)
-        main *= (1.0 + 16.0 * _U) * merge
+        tab = _sparse_tables(*st.key())
+        main, tail = st.finish(tab, _sparse_parts(tab, st.vn[None, :], st.ar, st.m)[0])
+        if tail <= _SPARSE_TAIL * main:
+            break
+        if not st.grow():
+            return None
+    m, tot = st.m, tab[2]
+    return _sparse_value(main, tail, m, tot)
+
+
+class _SparseSum:
+    """One ``_sparse_sum``'s law and count caps (``_sparse_setup``), what its value needs
+    beside the shared tables (``_sparse_tables``) and the per-value part
+    (``_sparse_parts``)."""
+
+    __slots__ = ("ar", "boxes", "lam", "lp0", "m", "merge", "n", "pn", "pn_bytes", "r", "vmax",
+                 "vn", "w_pos")
+
+    def key(self):
+        return (self.n, self.m, tuple(int(b) for b in self.boxes), self.pn_bytes, self.lp0,
+                self.ar < 0.0)
+
+    def finish(self, tab, s_part):
+        """(main, tail) of ``_sparse_sum`` from Σ e^a·part (``s_part``, numpy's sum)."""
+        n, m, lam, vmax, w_pos, vn, pn = (self.n, self.m, self.lam, self.vmax, self.w_pos,
+                                          self.vn, self.pn)
+        tot, F, ct_all, ct_box = tab[2], tab[4], tab[6], tab[7]
+        size = tot.size
+        main = float(s_part) * (1.0 + (size + 8) * _U)
+        main *= (1.0 + 16.0 * _U) * self.merge
         # weights (or products) below the normal range lose at most 2.3e-308 each; a head's
         # weight multiplies at most m + 1 table entries and a table entry at most (m + 1)
         # heads, each of the partners at most e^λ (e^{k log(np) − log k!} ≤ e^{np}), and
         # every value c + v_r k is at most m·max v
-        main += ((part.size + eb.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
+        main += ((size + F.size) * (m + 1.0) * 2.3e-308 * math.exp(min(lam, 700.0))
                  * (m * vmax + 1.0))
         # the counts left out: K > m, and a head count past its box. S_+ ≤ Σ_j k_j v_j over
         # the positive atoms j, and E[k_j; K > m] = n p_j Pr[Bin(n − 1, P) ≥ m];
         # E[k_i; k_i > b] = n p_i Pr[Bin(n − 1, p_i) ≥ b], and for j ≠ i, given k_i the
         # count k_j has mean ≤ n p_j/(1 − p_i): E[k_j; k_i > b] ≤ that·Pr[Bin(n, p_i) > b]
-        tail = w_pos * _count_tail(n, P, m)
-        for i, b in enumerate(boxes):
+        tail = w_pos * ct_all
+        for i, b in enumerate(self.boxes):
             pi = float(pn[i])
             if b < m:
-                own = n * pi * max(float(vn[i]), 0.0) * _count_tail(n, pi, int(b))
+                own = n * pi * max(float(vn[i]), 0.0) * ct_box[i][0]
                 rest = (w_pos - n * pi * max(float(vn[i]), 0.0)) / (1.0 - pi)
-                tail += own + max(rest, 0.0) * _count_tail(n + 1, pi, int(b) + 1)
-        tail = tail * (1.0 + 1e-9)
-        if tail <= _SPARSE_TAIL * main:
-            break
+                tail += own + max(rest, 0.0) * ct_box[i][1]
+        return main, tail * (1.0 + 1e-9)
+
+    def grow(self) -> bool:
+        """The next count cap and boxes (False: past ``_SPARSE_M_MAX`` or n)."""
+        m, n = self.m, self.n
         if m >= min(n, _SPARSE_M_MAX):
-            return None
+            return False
         m = min(_SPARSE_M_MAX, 8 * math.ceil(1.25 * m / 8.0))
-        m = n if m >= n - 1 else m
-        boxes = [math.ceil(1.25 * b) for b in boxes]
+        self.m = n if m >= n - 1 else m
+        self.boxes = [math.ceil(1.25 * b) for b in self.boxes]
+        return True
+
+
+def _sparse_setup(v, p, n: int, m: int | None):
+    """``_sparse_sum``'s law: a ``_SparseSum`` at the first count cap (or the SumBound of a
+    law without a positive atom)."""
+    zero = v == 0.0
+    # several atoms at 0 (e.g. the blanket's law at ε = 0) are one: their masses' sum
+    # rounds by at most u each, charged below as (1 + u)^{n·(count − 1)} on every term
+    p0 = float(np.sum(p[zero]))
+    st = _SparseSum()
+    st.n = n
+    st.merge = math.exp(2.0 * _U * n * (int(np.count_nonzero(zero)) - 1))
+    vn, pn = v[~zero], p[~zero]
+    order = np.argsort(pn, kind="stable")        # the closed sum over the likeliest atom
+    vn, pn = vn[order], pn[order]
+    st.vn, st.pn, st.r = vn, pn, int(vn.size)
+    P = float(np.sum(pn))
+    st.lam = lam = n * P
+    st.vmax = float(np.max(vn))
+    if st.vmax <= 0.0:
+        return SumBound(0.0, {"reason": "no positive atom: the sum is never positive"})
+    if m is None:
+        m = 8 * math.ceil((lam + 6.0 * math.sqrt(lam) + 12.0) / 8.0)
+    st.m = n if m >= n - 1 else m
+    st.lp0 = math.log(p0)
+    st.ar = float(vn[-1])
+    # Σ over the positive atoms of n p_j v_j (rounded up): the tails' weight
+    st.w_pos = float(np.sum(n * pn * np.maximum(vn, 0.0))) * (1.0 + 8.0 * _U)
+    # each head count's box: past its mean by 7 standard deviations (plus 12)
+    st.boxes = [math.ceil(n * float(pi) + 7.0 * math.sqrt(n * float(pi)) + 12.0)
+                for pi in pn[:-1]]
+    st.pn_bytes = pn.tobytes()
+    return st
+
+
+def _sparse_parts(tab, VN, ar, m: int) -> list:
+    """Σ_heads e^a·part of ``_sparse_sum`` for each row of ``VN`` (the non-zero values in
+    the tables' order; ``ar``: the last value, one per row or a float, all of one sign),
+    every row's elementwise operations those of the row alone and its sum numpy's sum of
+    that row (a contiguous vector)."""
+    j, kk, tot, ea, F, H = tab[:6]
+    G, r = VN.shape
+    c = np.zeros((G, tot.size))
+    cabs = np.zeros((G, tot.size))
+    for i in range(r - 1):
+        ti = (j[None, :] * VN[:, i, None])[:, kk[i]]
+        c += ti
+        cabs += np.abs(ti)
+    c_up = c + 4.0 * _U * cabs
+    rows = tot
+    ar = np.asarray(ar, dtype=float).reshape(-1, 1)
+    aa = np.abs(ar)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if ar[0, 0] < 0.0:
+            # Σ_{k≤t} u_k (c − |a|k) = |a|·Σ_{i<t} F_i + (c − |a|t)·F_t (F running sums)
+            t = np.minimum(np.floor(c_up / aa), m - rows)
+            live = t >= 0.0
+            ti = np.maximum(t, 0.0).astype(np.intp)
+            h1 = np.where(ti >= 1, H[rows, np.maximum(ti - 1, 0)], 0.0)
+            rem = c_up - aa * ti
+            f_t = F[rows, ti]
+            f_next = F[rows, np.minimum(ti + 1, m)]
+        else:
+            # Σ_{k≥t} u_k (c + ak) = a·Σ_{i>t} Fs_i + (c + at)·Fs_t (Fs from the end)
+            t = np.maximum(np.ceil(-c_up / ar), 0.0)
+            live = t <= m - rows
+            ti = np.minimum(t, m).astype(np.intp)
+            h1 = np.where(ti + 1 <= m, H[rows, np.minimum(ti + 1, m)], 0.0)
+            rem = c_up + ar * ti
+            f_t = F[rows, ti]
+            f_next = F[rows, np.maximum(ti - 1, 0)]
+    # every term of both sums is ≥ 0; a negative remainder (t one past the true bound by
+    # rounding) is dropped, which only adds; a term left out by rounding the other way
+    # is at most the remainder's rounding times the next running sum
+    raw = aa * h1 + np.maximum(rem, 0.0) * f_t
+    err = (4.0 * _U * (np.abs(c_up) + aa * (ti + 1.0)) * f_next
+           + (2 * m + 8) * _U * raw)            # running sums of running sums
+    part = np.where(live, raw + err, 0.0)
+    prod = ea * part
+    return [np.add.reduce(prod[g]) for g in range(G)]
+
+
+def _sparse_sums(jobs) -> list:
+    """``_sparse_sum`` of each job (v, p, n), the per-value parts of the jobs that share
+    their tables (a curve's laws: the same masses) in one array (``_sparse_parts``); a job
+    whose first count cap leaves too large a tail is summed alone (its caps grow)."""
+    out: list = [None] * len(jobs)
+    groups: dict = {}
+    states = {}
+    for k, (v, p, n) in enumerate(jobs):
+        st = _sparse_setup(v, p, n, None)
+        if isinstance(st, SumBound):
+            out[k] = st
+            continue
+        states[k] = st
+        groups.setdefault(st.key(), []).append(k)
+    for key, idx in groups.items():
+        tab = _sparse_tables(*key)
+        sts = [states[k] for k in idx]
+        VN, AR, m = np.stack([st.vn for st in sts]), [st.ar for st in sts], sts[0].m
+        # rows are independent (each its own operations and sum): a large group is cut in
+        # two halves on the thread pool (its array operations release the GIL)
+        cuts = [0, len(sts)]
+        if parallel() and len(sts) >= 2 and len(sts) * tab[2].size >= _SPARSE_THREAD_MIN:
+            cuts = [0, len(sts) // 2, len(sts)]
+        def half(ab, tab=tab, VN=VN, AR=AR, m=m):
+            return _sparse_parts(tab, VN[ab[0]:ab[1]], AR[ab[0]:ab[1]], m)
+
+        sums = [x for got in pmap(half, list(itertools.pairwise(cuts))) for x in got]
+        for k, st, sp in zip(idx, sts, sums):
+            main, tail = st.finish(tab, sp)
+            if tail <= _SPARSE_TAIL * main:
+                out[k] = _sparse_value(main, tail, st.m, tab[2])
+            else:
+                out[k] = _sparse_sum(*jobs[k])
+    return out
+
+
+#: Rows × heads of a group of sparse sums from which its value parts run in two halves.
+_SPARSE_THREAD_MIN = 40_000
+
+
+def _sparse_value(main: float, tail: float, m: int, tot) -> SumBound:
     upper = (main + tail) * (1.0 + 1e-12)
     return SumBound(float(upper), {"method": "sparse", "max_count": m, "heads": int(tot.size),
                                    "main": main, "tail": tail,
                                    "certified_relative_error": (tail / main if main > 0
                                                                 else math.inf) + 1e-12})
+
+
+@memo(maxsize=16)
+def _sparse_tables(n: int, m: int, boxes: tuple, pn_bytes: bytes, lp0: float, neg: bool):
+    """What ``_sparse_sum`` computes from the masses alone (n, the count cap m, the head
+    boxes, the non-zero atoms' masses ``pn`` in its order, log p0, the last value's sign):
+    the counts j, the head vectors and totals, the heads' weights e^a, the table's running
+    sums F and their running sums H, and the count tails (Pr[Bin(n − 1, P) ≥ m], and per box
+    b < m the two tails of its head). A blanket curve's laws have the same masses at every ε
+    (only the values move), so its ~200 sparse sums share these: the same arrays, hence the
+    same floats, as each sum computing them itself. Read-only."""
+    pn = np.frombuffer(pn_bytes, dtype=float)
+    r = int(pn.size)
+    logn = math.log(n)
+    lnp = np.log(pn) + logn                      # log(n p_i)
+    lp0_err = _LOG_ERR * abs(lp0)
+    lnp_err = _LOG_ERR * (np.abs(np.log(pn)) + logn) + _U * np.abs(lnp)
+    # log-weights and, alongside, an upper bound on each one's rounding error (added
+    # before the exponential: every weight is rounded up)
+    j = np.arange(m + 1, dtype=float)
+    terms = np.log1p(-j[:m] / n)
+    lfall = np.zeros(m + 1)                      # log n!/(n − K)! − K log n (≤ 0)
+    np.cumsum(terms, out=lfall[1:])
+    lfact = np.zeros(m + 1)                      # log k!
+    np.cumsum(np.log(np.maximum(j[1:], 1.0)), out=lfact[1:])
+    # running sums of same-sign terms: each term's own error (log: _LOG_ERR; log1p of
+    # x = −i/n, itself within u: u times the condition number |x/((1 + x) log1p x)|,
+    # ≤ 2 for i ≤ n/2) plus u per partial sum (≤ K·u of the sum)
+    x = j[:m] / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = np.where(x > 0.0, x / ((1.0 - x) * np.abs(terms)), 1.0)
+    e_terms = np.zeros(m + 1)
+    np.cumsum((_LOG_ERR + _U * (cond + 1.0)) * np.abs(terms), out=e_terms[1:])
+    e_fall = e_terms + j * _U * np.abs(lfall)
+    e_fact = (_LOG_ERR + j * _U) * lfact
+    rest0 = (n - j) * lp0
+    hK = lfall + rest0
+    e_hK = e_fall + (n - j) * lp0_err + _U * (np.abs(rest0) + np.abs(hK))
+    # heads: counts of the first r − 1 atoms, each within its box, with total ≤ m
+    kk, tot = _head_vectors(tuple(min(int(b), m) for b in boxes), m)
+    la = np.zeros(tot.size)
+    e_la = np.zeros(tot.size)
+    for i in range(r - 1):
+        jl = j * float(lnp[i])
+        gi = jl - lfact
+        e_gi = j * float(lnp_err[i]) + _U * (np.abs(jl) + np.abs(gi)) + e_fact
+        la += gi[kk[i]]
+        e_la += e_gi[kk[i]] + (r * _U) * np.abs(gi)[kk[i]]
+    la_up = la + (e_la * 1.01 + 2.0 * _U * np.abs(la))
+    # last atom: table over (head total T, k) with T + k ≤ m
+    jl = j * float(lnp[-1])
+    gr = jl - lfact
+    e_gr = j * float(lnp_err[-1]) + _U * (np.abs(jl) + np.abs(gr)) + e_fact
+    Tk = j[:int(tot.max()) + 1, None] + j[None, :]
+    inside = Tk <= m
+    at = np.minimum(Tk, m).astype(np.intp)
+    lb = hK[at] + gr[None, :]
+    e_lb = e_hK[at] + e_gr[None, :] + _U * (np.abs(hK)[at] + np.abs(gr)[None, :])
+    lb_up = np.where(inside, lb + (e_lb * 1.01 + 2.0 * _U * np.abs(lb)), -np.inf)
+    with np.errstate(under="ignore", over="ignore"):
+        eb = np.exp(lb_up)
+        ea = np.exp(la_up)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if neg:
+            F = np.cumsum(eb, axis=1)
+            H = np.cumsum(F, axis=1)
+        else:
+            F = np.cumsum(eb[:, ::-1], axis=1)[:, ::-1]
+            H = np.cumsum(F[:, ::-1], axis=1)[:, ::-1]
+    P = float(np.sum(pn))
+    ct_all = _count_tail(n, P, m)
+    ct_box = [(_count_tail(n, float(pn[i]), int(b)), _count_tail(n + 1, float(pn[i]), int(b) + 1))
+              if b < m else None for i, b in enumerate(boxes)]
+    for arr in (j, ea, F, H):
+        arr.setflags(write=False)
+    return j, kk, tot, ea, F, H, ct_all, ct_box
 
 
 #: Up to this many multisets of n atoms, ``positive_part`` sums every one of them (exact up
