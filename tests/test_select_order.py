@@ -41,5 +41,19 @@ def test_order_unchanged_for_one_round_and_for_calibration_targets():
     assert many.index("trivial") > many.index("fmt20")
     assert many.index("fmt20-closed") > many.index("fmt20")
     # only the optimal-composition bounds move
-    assert [b for b in many if b not in select._AFTER_EXACT] == \
-        [b for b in one if b not in select._AFTER_EXACT]
+    late = {b.id for b in bounds if b.after_exact}
+    assert late == {"trivial", "fmt20-closed"}
+    assert [b for b in many if b not in late] == [b for b in one if b not in late]
+
+
+def test_order_marks_are_declared_by_the_bounds():
+    # The loop reads the bounds' own marks (``Bound.costly``, ``Bound.after_exact``); these
+    # are the bounds whose evaluation is exact pair or instance sums, and the closed forms
+    # composed by the optimal composition theorem.
+    from shuffledp.bounds.base import _REGISTRY
+    assert {i for i, b in _REGISTRY.items() if b.costly} == {
+        "fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower"}
+    assert {i for i, b in _REGISTRY.items() if b.after_exact} == {
+        "trivial", "fmt20-closed", "fmt23-closed"}
+    # a mark is the class's own: the sampled and add/remove variants do not inherit it
+    assert not _REGISTRY["fmt20-sampled"].costly and not _REGISTRY["fmt20-addremove"].costly

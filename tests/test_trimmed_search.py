@@ -151,7 +151,13 @@ def test_rdp_route_skipped_by_its_floor_keeps_the_answer():
     assert rdp.epsilon >= r.epsilon
 
 
-def test_pruned_golden_uses_goldens_ratio():
-    from shuffledp.bounds import _common
+def test_pruned_golden_is_golden_with_proofs():
+    # one golden loop: the pruned search is numerics.golden given the proofs, and a point
+    # proven to lose is not evaluated (counted evaluations drop, the same x)
     from shuffledp.numerics import search
-    assert _common._GOLDEN == search._GOLDEN
+    f = lambda x: (x - 0.7) ** 2                                           # noqa: E731
+    plain = search.golden(f, 0.0, 2.0, max_iter=14)
+    pruned = search.golden(f, 0.0, 2.0, max_iter=14, loses=lambda x, fp: f(x) > fp)
+    assert pruned.x == plain.x and pruned.fx == plain.fx
+    assert (pruned.lo, pruned.hi) == (plain.lo, plain.hi)
+    assert pruned.iterations < plain.iterations

@@ -320,10 +320,6 @@ def bound_failure(b, proto, exc: BaseException, relation: str = REPLACE_ONE
         f"{_failure_what(exc)} ({type(exc).__name__}). Bounds that apply: {others}")
 
 
-#: Bounds whose evaluation costs seconds at large n (exact pair sums, instance sums); the
-#: loop tries them after the closed forms so that their floors meet a good answer.
-_COSTLY = ("fmt20", "fmt23", "clone-specific", "trimmed-clone", "girgis-lower", "krr-lower")
-
 NOT_ASKED = ("not computed: lower bounds, estimates and comparison-only bounds are "
              "computed on request (lower=True)")
 
@@ -333,26 +329,20 @@ def can_answer(b) -> bool:
     return b.kind == "upper" and b.default
 
 
-#: Bounds whose T-round value (T > 1) comes from the optimal composition of a per-round
-#: (ε, δ) curve (``kov15``: a search over δ splits, 10–30 ms at T in the thousands) and that
-#: the exact pair bounds beat by far on almost every question (16.2 against 0.59 for LDP(6.8),
-#: n = 3.3e8, T = 1549). Asked after those, kov15's proven floor meets the good answer and
-#: skips them. The answer is the same (the minimum over the same candidates; a skipped one is
-#: proven at or above it). Not when a target is given (calibration): there the first bound
-#: that meets the target ends the loop, and these are the cheap ones to try first. Not with
-#: sampled rounds either: there fmt20-closed's value (amplified by the sampling) is what
-#: skips the unsampled fmt20's exact pair (0.15 s at n = 10¹², check-in 0.01, T = 10).
-_AFTER_EXACT = ("trivial", "fmt20-closed", "fmt23-closed")
-
-
 def _cheap_first(bounds, proto, rounds=1, target=None) -> list:
-    """Stable order: bounds with closed forms or cheap curves first, exact pair sums last;
-    among those, the usually tightest (``Bound.likely_first``), then bounds that may
-    dominate others (``Bound.dominance_rank``). For T > 1 rounds of every user, and no
-    target, the ``_AFTER_EXACT`` bounds go last."""
+    """Stable order: bounds with closed forms or cheap curves first, costly ones
+    (``Bound.costly``, ``Bound.rdp_expensive``: exact pair sums) last; among those, the
+    usually tightest (``Bound.likely_first``), then bounds that may dominate others
+    (``Bound.dominance_rank``). For T > 1 rounds of every user, and no target, the
+    ``Bound.after_exact`` bounds go last: the answer is the same (the minimum over the same
+    candidates, each skipped one proven at or above it). Not when a target is given
+    (calibration): there the first bound that meets the target ends the loop, and these are
+    the cheap ones to try first. Not with sampled rounds either: there fmt20-closed's value
+    (amplified by the sampling) is what skips the unsampled fmt20's exact pair (0.15 s at
+    n = 10¹², check-in 0.01, T = 10)."""
     late = rounds > 1 and target is None and getattr(proto, "sampling", None) is None
-    return sorted(bounds, key=lambda b: (late and b.id in _AFTER_EXACT,
-                                         bool(b.id in _COSTLY or b.rdp_expensive),
+    return sorted(bounds, key=lambda b: (late and b.after_exact,
+                                         bool(b.costly or b.rdp_expensive),
                                          not b.likely_first(proto), b.dominance_rank(proto)))
 
 

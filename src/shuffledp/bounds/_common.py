@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
 
 from ..pairs import gaussian_rdp as G
 from ..core.mechanisms import Gaussian, LocalRandomizer
-from ..numerics import bisect
-from ..numerics.search import SearchError
+from ..numerics import bisect, golden
 from ..core.protocols import CheckIn
 
 __all__ = ["KOV15_OFF", "golden_pruned", "TrimmedFamilyRoutes", "probe_member", "ldp_reason",
@@ -127,47 +125,13 @@ class TrimmedFamilyRoutes:
         return super().route_cost_reason(proto, rounds, route)
 
 
-#: The golden-section ratio, formed as ``numerics.search.golden`` forms it (same float, so
-#: ``golden_pruned`` visits the same points).
-_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-
-
 def golden_pruned(f, loses, lo: float, hi: float, *, max_iter: int) -> float:
     """``numerics.golden(f, lo, hi, max_iter=max_iter).x`` without evaluating the points
-    that are proven to lose their comparison.
+    that are proven to lose their comparison (``golden``'s ``loses``).
 
-    Golden-section search compares each new point with the one point it keeps (the best
-    so far) and forgets the loser's value. ``loses(x, fp)`` True is a proof that f(x) > fp
-    (for the trimmed ε0 searches: one lower-bound δ evaluation at ε = fp above what the
-    pair leaves, instead of a root search of ~10 upper-bound δ evaluations); such a point
-    is then not evaluated: it loses the same comparison, so the search visits the same
-    points and returns the same x as ``golden`` (same floats), bit for bit. ``loses`` must
-    return False when it cannot prove it (never a guess).
+    ``loses(x, fp)`` True is a proof that f(x) > fp (for the trimmed ε0 searches: one
+    lower-bound δ evaluation at ε = fp above what the pair leaves, instead of a root search
+    of ~10 upper-bound δ evaluations); such a point is not evaluated and loses the same
+    comparison, so the search returns the same x as ``golden`` without it, bit for bit.
     """
-    def value(x, partner):
-        if partner is not None and math.isfinite(partner) and loses(x, partner):
-            return math.inf                   # proven > partner: the same comparison outcome
-        v = f(x)
-        if isinstance(v, float) and math.isnan(v):
-            raise SearchError(f"golden_pruned: the function is NaN at x={x!r} (a NaN cannot "
-                              "be compared; fix the function, not the search)")
-        return v
-
-    a, b = lo, hi
-    c = b - _GOLDEN * (b - a)
-    d = a + _GOLDEN * (b - a)
-    fc = value(c, None)
-    fd = value(d, fc)
-    best = min((fc, c), (fd, d))
-    for _ in range(max_iter):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - _GOLDEN * (b - a)
-            fc = value(c, fd)
-            best = min(best, (fc, c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + _GOLDEN * (b - a)
-            fd = value(d, fc)
-            best = min(best, (fd, d))
-    return best[1]
+    return golden(f, lo, hi, max_iter=max_iter, loses=loses).x

@@ -135,6 +135,17 @@ class Bound:
     #: instead of bisecting.
     cheap_epsilon_one: ClassVar[bool] = False
 
+    #: True when evaluating the bound costs up to seconds at large n (exact pair sums,
+    #: instance sums): the selection loop tries it after the closed forms and cheap curves,
+    #: so that its proven floor meets a good answer first (``select._cheap_first``).
+    costly: ClassVar[bool] = False
+    #: True when the bound's T-round value (T > 1) comes from the optimal composition of its
+    #: per-round (ε, δ) curve (``kov15``: a search over δ splits, 10–30 ms at T in the
+    #: thousands) and the exact pair bounds beat it by far on almost every question: for
+    #: T > 1 rounds of every user, without a target, the loop asks it after those, where
+    #: kov15's proven floor meets the good answer and skips it (``select._cheap_first``).
+    after_exact: ClassVar[bool] = False
+
     def likely_first(self, proto) -> bool:
         """Order only: True when this bound is usually the tightest for ``proto``, so that
         it runs before the other costly bounds and their proven floors meet its answer.

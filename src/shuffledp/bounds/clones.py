@@ -500,6 +500,7 @@ def _fmt23(eps0, n):
 @register
 class FMT20(_PairBound):
     id = "fmt20"
+    costly = True
     scope = "ldp"
     title = "FMT20 clone pair, exact numerics"
     reference = FMT20_REF + ", Thm 3.1 / Lemma 3.3"
@@ -517,6 +518,7 @@ class FMT20(_PairBound):
 @register
 class FMT23(_PairBound):
     id = "fmt23"
+    costly = True
     scope = "class-S"
     title = "FMT23 stronger clone pair, exact numerics (restricted class, errata)"
     reference = FMT23_REF + ", Thm 3.1 as restricted by the errata"
@@ -535,6 +537,7 @@ class FMT23(_PairBound):
 @register
 class CloneSpecific(_PairBound):
     id = "clone-specific"
+    costly = True
     scope = "this-randomizer"
     title = "Clone pair with this randomizer's own clone probability p_R"
     reference = FMT23_REF + ", Lemma 7.3 idea"
@@ -581,6 +584,7 @@ class _ClosedBound(Bound):
 @register
 class FMT20Closed(_ClosedBound):
     id = "fmt20-closed"
+    after_exact = True
     scope = "ldp"
     title = "FMT20 closed form (authors' code form)"
     reference = FMT20_REF + ", Thm 3.1 closed form as in the authors' public code"
@@ -598,6 +602,7 @@ class FMT20Closed(_ClosedBound):
 @register
 class FMT23Closed(_ClosedBound):
     id = "fmt23-closed"
+    after_exact = True
     scope = "class-S"
     default = False                           # [R]: reconstructed, not confirmed
     title = "FMT23 Theorem 3.2 closed form [R]"
@@ -669,6 +674,7 @@ def krr_first_value_delta(eps0: float, k: int, n: int, eps: float) -> float:
 @register
 class KrrLower(Bound):
     id = "krr-lower"
+    costly = True
     scope = "instance"
     kind = "lower"
     title = "k-RR lower bound: what k-ary randomized response provably leaks"

@@ -347,6 +347,7 @@ class GirgisSimplified(_GirgisBase):
 @register
 class GirgisLower(_GirgisBase):
     id = "girgis-lower"
+    costly = True
     scope = "instance"
     kind = "lower"
     title = "Girgis et al. lower bound (Theorem 3.4): binary RR, both directions"

@@ -468,6 +468,7 @@ DOMINATED_MIN_USERS = 10**4
 @register
 class TrimmedClone(TrimmedFamilyRoutes, Bound):
     id = "trimmed-clone"
+    costly = True
     scope = "l2"
     kind = "upper"
     title = "Trimmed-victim clone bound for (eps0, delta0)-LDP randomizers (Gaussian curve)"

@@ -27,6 +27,7 @@ from .base import Bound, register
 @register
 class Trivial(Bound):
     id = "trivial"
+    after_exact = True
     scope = "ldp"
     kind = "upper"
     title = "Post-processing: the shuffled output is eps0-DP"

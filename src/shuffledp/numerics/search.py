@@ -471,29 +471,44 @@ def integer_search(f, lo: float, hi: float, *, target: float, want: str = "large
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-def golden(f, lo: float, hi: float, *, max_iter: int) -> SearchResult:
+def golden(f, lo: float, hi: float, *, max_iter: int, loses=None) -> SearchResult:
     """Golden-section search for a minimum of a (roughly unimodal) f on [lo, hi].
 
     ``x`` / ``fx`` are the best point seen and its value (ties: the smaller x); an infinite
     value is allowed (a point where the bound does not exist), a NaN raises. ``max_iter``
     steps after the first two evaluations; ``lo`` / ``hi`` the final bracket.
+
+    ``loses(x, fp)``, optional: True is a PROOF that f(x) > fp, where fp is the value of the
+    one point the search keeps when it compares x with it (it must return False when it
+    cannot prove it, never guess). Such a point is then not evaluated: it loses the same
+    comparison, so the search visits the same points and returns the same x (same floats)
+    as without ``loses``, bit for bit (for the trimmed ε0 searches a proof is one
+    lower-bound δ evaluation instead of a root search, ``bounds._common.golden_pruned``).
     """
     f = _Counted(f, "golden")
+
+    def value(x, partner):
+        if (loses is not None and partner is not None and math.isfinite(partner)
+                and loses(x, partner)):
+            return math.inf               # proven > partner: the same comparison outcome
+        return f(x)
+
     a, b = lo, hi
     c = b - _GOLDEN * (b - a)
     d = a + _GOLDEN * (b - a)
-    fc, fd = f(c), f(d)
+    fc = value(c, None)
+    fd = value(d, fc)
     best = min((fc, c), (fd, d))
     for _ in range(max_iter):
         if fc <= fd:
             b, d, fd = d, c, fc
             c = b - _GOLDEN * (b - a)
-            fc = f(c)
+            fc = value(c, fd)
             best = min(best, (fc, c))
         else:
             a, c, fc = c, d, fd
             d = a + _GOLDEN * (b - a)
-            fd = f(d)
+            fd = value(d, fc)
             best = min(best, (fd, d))
     return SearchResult(best[1], a, b, f.n, None, best[0])
 
