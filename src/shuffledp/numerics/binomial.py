@@ -16,6 +16,7 @@ W. Hoeffding, "Probability inequalities for sums of bounded random variables" (1
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from fractions import Fraction
@@ -545,7 +546,10 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     of 4096 terms (doubling) until the geometric remainder is below 1e-18 of the sum, with
     the rounding allowance 1e-11 + 4(m + 2)u for m terms summed. Each row is summed as its
     own slice, so its sums round exactly as they would for that entry alone, whatever the
-    other rows of its pass (tests/test_binomial_series.py pins the floats)."""
+    other rows of its pass (tests/test_binomial_series.py pins the floats).
+
+    A pass over at least ``_COLUMN_MIN`` entries with a full block each runs the entries
+    side by side (``_column_pass``): the same products and sums, ~5× less CPU a term."""
     edge = np.asarray(edge, dtype=float)
     n = np.asarray(n, dtype=float)
     down = np.asarray(down, dtype=bool)
@@ -564,8 +568,33 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
     idx = np.arange(edge.size)
     block = 4096                  # the scalar version's chunks: the same terms, the same stops
     buf_r = buf_d = None
+
+    def settle(sub, ts, part, t_next, r_last, dn):
+        """The block's sum, the next head and the stop tests of the entries ``sub``."""
+        tot = total[sub] + (ts + part)
+        total[sub] = tot
+        done_terms[sub] = dn
+        finished = dn >= limit[sub]
+        under = ~finished & (t_next == 0.0)
+        rem[sub[under]] = (limit[sub[under]] - dn[under]) * 5e-324
+        safe = np.where(r_last < 1.0, 1.0 - r_last, 1.0)
+        geo = ~finished & ~under & (r_last < 1.0) & (t_next / safe <= 1e-18 * tot)
+        rem[sub[geo]] = t_next[geo] / (1.0 - r_last[geo])
+        t[sub] = t_next
+        return sub[~(finished | under | geo)]
+
     while idx.size:
         keep = []
+        # entries whose block is full and numerous enough: side by side (same floats)
+        whole = np.minimum(block, limit[idx] - done_terms[idx]) == block
+        if np.count_nonzero(whole) >= _COLUMN_MIN:
+            sub = idx[whole]
+            idx = idx[~whole]
+            ds = done_terms[sub]
+            ts = t[sub]
+            part, t_next, r_last = _column_pass(a0[sub] - ds, b0[sub] + ds, num[sub],
+                                                den[sub], ts, block)
+            keep.append(settle(sub, ts, part, t_next, r_last, ds + block))
         group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (in cache)
         size = min(group, idx.size) * block
         if buf_r is None or buf_r.size < size:
@@ -605,25 +634,122 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
                 part[full] = prods[full, :block - 1].sum(axis=1)
                 for r_ in np.flatnonzero(~full):
                     part[r_] = prods[r_, :int(m[r_]) - 1].sum()
-            tot = total[sub] + (ts + part)
-            total[sub] = tot
-            t_next = prods[rows, last]
-            dn = ds + m
-            done_terms[sub] = dn
-            finished = dn >= limit[sub]
-            under = ~finished & (t_next == 0.0)
-            rem[sub[under]] = (limit[sub[under]] - dn[under]) * 5e-324
-            safe = np.where(r_last < 1.0, 1.0 - r_last, 1.0)
-            geo = ~finished & ~under & (r_last < 1.0) & (t_next / safe <= 1e-18 * tot)
-            rem[sub[geo]] = t_next[geo] / (1.0 - r_last[geo])
-            t[sub] = t_next
-            keep.append(sub[~(finished | under | geo)])
-        idx = np.concatenate(keep)
+            keep.append(settle(sub, ts, part, prods[rows, last], r_last, ds + m))
+        idx = np.concatenate(keep) if keep else idx[:0]
         block = min(2 * block, 1 << 20)
     eta = 1e-11 + 4.0 * (done_terms + 2.0) * _U
     lo = np.exp(lb) * total * (1.0 - eta)
     hi = np.maximum(np.exp(lb) * (total + rem) * (1.0 + eta), 1e-300)
     return np.maximum(lo, 0.0), np.minimum(hi, 1.0)
+
+
+#: Entries with a full block from which ``_tail_series_many`` runs them side by side
+#: (``_column_pass``). A Python step per term costs ~0.5 µs whatever the width, against
+#: numpy's one-entry product chain at ~3.4 ns a term (a store-to-load chain): the column
+#: form wins from ~200 entries (measured: 2.0 ns a term at 256, 0.8 at 564, 0.5 at 1128).
+_COLUMN_MIN = 192
+#: Rows of a column pass per chunk: one leaf of numpy's pairwise sum (128 terms).
+_LEAF = 128
+
+
+@functools.lru_cache(maxsize=32)
+def _pairwise_leaves(n: int) -> tuple:
+    """The leaves (start, length) of numpy's pairwise summation of n contiguous floats, in
+    order: a length above 128 is split at n2 = ⌊n/2⌋ rounded down to a multiple of 8
+    (numpy's ``pairwise_sum``, umath loops_utils)."""
+    out = []
+
+    def walk(s, m):
+        if m <= _LEAF:
+            out.append((s, m))
+            return
+        m2 = m // 2
+        m2 -= m2 % 8
+        walk(s, m2)
+        walk(s + m2, m - m2)
+
+    walk(0, n)
+    return tuple(out)
+
+
+def _pairwise_join(n: int, sums) -> np.ndarray:
+    """numpy's pairwise tree over n floats from its leaves' sums (an iterator, in order)."""
+    if n <= _LEAF:
+        return next(sums)
+    m2 = n // 2
+    m2 -= m2 % 8
+    left = _pairwise_join(m2, sums)
+    return left + _pairwise_join(n - m2, sums)
+
+
+def _leaf_sums(x) -> np.ndarray:
+    """numpy's pairwise sum of each column of x (L ≤ 128 rows): below 8 rows one by one
+    from 0.0; else eight running sums over the rows in steps of 8 (a reduction along the
+    outer axis adds in row order), joined ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)),
+    then the rows past the last multiple of 8 one by one."""
+    L = x.shape[0]
+    if L < 8:
+        res = np.add(0.0, x[0])
+        for i in range(1, L):
+            res += x[i]
+        return res
+    L8 = L - L % 8
+    r = np.add.reduce(x[:L8].reshape(L8 // 8, 8, x.shape[1]), axis=0)
+    h = r[0::2] + r[1::2]
+    res = (h[0] + h[1]) + (h[2] + h[3])
+    for i in range(L8, L):
+        res += x[i]
+    return res
+
+
+def _column_pass(a0s, b0s, num, den, ts, block: int):
+    """One full block of ``_tail_series_many`` for G entries side by side: entry g's terms
+    t·Π r_i (r_i = (a0s − i)·num / ((b0s + i)·den), i < block) as column g of 128-row
+    chunks, each product chain stepped one row at a time (one elementwise product per row:
+    fl(P_{i−1}·r_i), the chain numpy's accumulate forms), times the head t; the sum of the
+    first block − 1 terms in numpy's pairwise order (its leaves summed chunk by chunk, then
+    its tree), so every float is the row form's. Returns (sums, last terms, last ratios)."""
+    G = a0s.size
+    # The counts a0s − i and b0s + i are integers below 2^53, so they are exact however
+    # they are formed: once per pass for the first 128 rows, then shifted by the chunk's
+    # start (a scalar step instead of a broadcast of two vectors). A factor common to all
+    # entries is applied as a scalar: the same products.
+    lead = np.arange(_LEAF, dtype=float)[:, None]
+    A0 = np.subtract(a0s[None, :], lead)
+    B0 = np.add(b0s[None, :], lead)
+    num = float(num[0]) if bool(np.all(num == num[0])) else num[None, :]
+    den = float(den[0]) if bool(np.all(den == den[0])) else den[None, :]
+    ts = ts[None, :]
+    buf_r, buf_d = np.empty((_LEAF, G)), np.empty((_LEAF, G))
+    rows = list(buf_r)
+    mul = np.multiply
+    sums = []
+    prev = None
+    r_last = t_next = None
+    chunks = _pairwise_leaves(block - 1) + ((block - 1, 1),)
+    for s, L in chunks:
+        r, d = buf_r[:L], buf_d[:L]
+        np.subtract(A0[:L], float(s), out=r)
+        r *= num
+        np.add(B0[:L], float(s), out=d)
+        d *= den
+        r /= d
+        if s == block - 1:
+            r_last = r[0].copy()
+        if prev is not None:
+            mul(prev, rows[0], out=rows[0])
+        cur0 = rows[0]
+        for cur in rows[1:L]:
+            mul(cur0, cur, out=cur)
+            cur0 = cur
+        prev = rows[L - 1].copy()
+        r *= ts                                                    # t_{i+1}, …
+        if s == block - 1:
+            t_next = r[0].copy()
+        else:
+            sums.append(_leaf_sums(r))
+    part = _pairwise_join(block - 1, iter(sums))
+    return part, t_next, r_last
 
 
 def binom_cdf_bounds_many(k, n, p: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,100 @@
+"""The certified binomial tail series with its entries side by side (session 20,
+``numerics.binomial._column_pass``): every float is the one the row form computes. The
+reference is the pre-session-16 series kept verbatim in test_hidden_same_floats.py (its
+blocks, products, pairwise sums and stop tests); every comparison is exact, because a
+changed last bit of a certified distribution function moved answers both ways (see that
+file's docstring). A sabotaged emulation (the block's terms summed left to right) and a
+column pass one ulp off are caught."""
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.numerics import binomial as nb
+
+from test_hidden_same_floats import _ref_tail_series_many
+
+
+def _entries(seed, count, n_lo=3.0, n_hi=8.0, z_lo=-14.0, z_hi=3.0, p=None):
+    rng = np.random.default_rng(seed)
+    p = float(10.0 ** rng.uniform(-3.0, math.log10(0.99))) if p is None else p
+    n = np.floor(10.0 ** rng.uniform(n_lo, n_hi, count))
+    sd = np.sqrt(n * p * (1.0 - p))
+    k = np.clip(np.floor(n * p + rng.uniform(z_lo, z_hi, count) * sd), 0.0, n - 1.0)
+    down = k <= n * p
+    edge = np.where(down, k, k + 1.0)
+    return edge, n, p, down
+
+
+def _same(got, ref):
+    return np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_columns_same_floats_many_entries(seed):
+    """Enough entries for the column form (both tails' sides, so the ratio factors differ
+    between entries; short series that end inside a block take the row form beside it)."""
+    edge, n, p, down = _entries(seed, 260)
+    assert np.count_nonzero(down) and np.count_nonzero(~down)
+    assert _same(nb._tail_series_many(edge, n, p, down), _ref_tail_series_many(edge, n, p, down))
+
+
+def test_columns_same_floats_one_n_checkin_edges():
+    """The check-in cells' case: one p, many n of a block of rows, six thresholds each from
+    −12 to 0 standard deviations, every entry below the mean (the factors are scalars)."""
+    p = 0.669
+    n = np.repeat(1.5e7 + 60.0 * np.arange(40), 6)
+    sd = np.sqrt(n * p * (1.0 - p))
+    z = np.tile([-12.0, -4.0, -2.5, -1.5, -0.75, 0.0], 40)
+    edge = np.floor(n * p + z * sd)
+    down = np.ones(edge.size, dtype=bool)
+    assert edge.size >= nb._COLUMN_MIN
+    assert _same(nb._tail_series_many(edge, n, p, down), _ref_tail_series_many(edge, n, p, down))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_columns_forced_on_few_entries(seed, monkeypatch):
+    """The column form on every pass, down to one entry (edges near 0 too)."""
+    monkeypatch.setattr(nb, "_COLUMN_MIN", 1)
+    edge, n, p, down = _entries(10 + seed, 30, n_lo=3.0, n_hi=7.0)
+    edge = np.concatenate([edge, [0.0, 3.0, 4095.0, 4096.0, 5000.0]])
+    n = np.concatenate([n, [math.ceil(2e4 / p)] * 5])         # the edges below the mean
+    down = np.concatenate([down, [True] * 5])
+    assert _same(nb._tail_series_many(edge, n, p, down), _ref_tail_series_many(edge, n, p, down))
+    for i in range(3):
+        assert _same(nb._tail_series_many(edge[i:i + 1], n[i], p, down[i:i + 1]),
+                     _ref_tail_series_many(edge[i:i + 1], n[i], p, down[i:i + 1]))
+
+
+@pytest.mark.parametrize("n", [1, 5, 7, 8, 9, 64, 71, 120, 127, 128, 129, 300, 4095, 8191])
+def test_pairwise_emulation_is_numpys_sum(n):
+    """The leaves and tree of ``_column_pass`` give numpy's own row sums, bit for bit, on
+    terms spread over 40 orders of magnitude (where the summation order shows)."""
+    rng = np.random.default_rng(n)
+    x = rng.random((n, 37)) * np.exp(rng.normal(0.0, 20.0, (n, 37)))
+    ref = np.ascontiguousarray(x.T).sum(axis=1)
+    if n <= nb._LEAF:
+        got = nb._leaf_sums(x)
+    else:
+        got = nb._pairwise_join(n, iter([nb._leaf_sums(x[s:s + m])
+                                         for s, m in nb._pairwise_leaves(n)]))
+    assert np.array_equal(got, ref)
+    # left to right instead (a sabotaged emulation) differs on such terms
+    if n >= 64:
+        assert not np.array_equal(np.add.reduce(x, axis=0), ref)
+
+
+def test_sabotaged_column_pass_is_caught(monkeypatch):
+    """A column pass whose block sums are one ulp high does not give the pinned floats
+    (the comparison sees the last bit)."""
+    edge, n, p, down = _entries(3, 200, n_lo=6.0, n_hi=7.0, z_lo=-3.0, z_hi=0.0, p=0.3)
+    ref = _ref_tail_series_many(edge, n, p, down)
+    real = nb._column_pass
+
+    def one_ulp_high(a0s, b0s, num, den, ts, block):
+        part, t_next, r_last = real(a0s, b0s, num, den, ts, block)
+        return part * (1.0 + 2.0 ** -52), t_next, r_last
+
+    monkeypatch.setattr(nb, "_column_pass", one_ulp_high)
+    assert not _same(nb._tail_series_many(edge, n, p, down), ref)
