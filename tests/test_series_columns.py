@@ -98,3 +98,30 @@ def test_sabotaged_column_pass_is_caught(monkeypatch):
 
     monkeypatch.setattr(nb, "_column_pass", one_ulp_high)
     assert not _same(nb._tail_series_many(edge, n, p, down), ref)
+
+
+@pytest.mark.parametrize("n,rate,eps0,budget", [(150_000_000, 0.331, 6.8, 200_000),
+                                                (10**9, 0.1, 5.0, 1_000_000)])
+def test_checkin_cells_merged_series_same_floats(n, rate, eps0, budget, monkeypatch):
+    """The check-in cells with the two bounds' certified starts summed in one column-form
+    call, against each bound's own row-form series (the column form and the merge turned
+    off): the same cells, bit for bit."""
+    from shuffledp.pairs import hidden as sp
+
+    p = math.exp(-eps0) * 0.999
+    hp = sp.hidden_pair(n, p, log_odds=eps0, kappa=math.exp(-eps0), rate=rate, c_gamma=0.999)
+    calls = []
+    real = nb._column_pass
+
+    def counted(*args):
+        calls.append(args[0].size)
+        return real(*args)
+
+    monkeypatch.setattr(nb, "_column_pass", counted)
+    a = sp._checkin_binned(hp, budget, False)
+    assert calls and max(calls) >= 2 * nb._COLUMN_MIN        # the merged column form ran
+    monkeypatch.setattr(nb, "_COLUMN_MIN", 10**9)
+    b = sp._checkin_binned(hp, budget, False)
+    for f in ("c", "alpha", "beta", "gamma", "w"):
+        assert np.array_equal(getattr(a, f), getattr(b, f))
+    assert a.zero == b.zero and a.worst == b.worst

@@ -644,10 +644,11 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Entries with a full block from which ``_tail_series_many`` runs them side by side
-#: (``_column_pass``). A Python step per term costs ~0.5 µs whatever the width, against
-#: numpy's one-entry product chain at ~3.4 ns a term (a store-to-load chain): the column
-#: form wins from ~200 entries (measured: 2.0 ns a term at 256, 0.8 at 564, 0.5 at 1128).
-_COLUMN_MIN = 192
+#: (``_column_pass``). A Python step per term row costs ~0.25-0.4 µs whatever the width,
+#: against numpy's one-entry product chain at ~3.4 ns a term (a store-to-load chain): with
+#: the ratios, products by the head and sums, a pass costs about the same either way at ~100
+#: entries (measured: 2.0 ns a term for the chain at 256 entries, 0.8 at 564, 0.5 at 1128).
+_COLUMN_MIN = 96
 #: Rows of a column pass per chunk: one leaf of numpy's pairwise sum (128 terms).
 _LEAF = 128
 
@@ -740,7 +741,7 @@ def _column_pass(a0s, b0s, num, den, ts, block: int):
             mul(prev, rows[0], out=rows[0])
         cur0 = rows[0]
         for cur in rows[1:L]:
-            mul(cur0, cur, out=cur)
+            mul(cur0, cur, cur)
             cur0 = cur
         prev = rows[L - 1].copy()
         r *= ts                                                    # t_{i+1}, …
