@@ -1,5 +1,6 @@
 """The certified binomial tail series with its entries side by side (session 20,
-``numerics.binomial._column_pass``): every float is the one the row form computes. The
+``numerics.binomial._column_pass``, and its last blocks cut where the remaining terms are
+proven not to change the floats): every float is the one the row form computes. The
 reference is the pre-session-16 series kept verbatim in test_hidden_same_floats.py (its
 blocks, products, pairwise sums and stop tests); every comparison is exact, because a
 changed last bit of a certified distribution function moved answers both ways (see that
@@ -92,9 +93,9 @@ def test_sabotaged_column_pass_is_caught(monkeypatch):
     ref = _ref_tail_series_many(edge, n, p, down)
     real = nb._column_pass
 
-    def one_ulp_high(a0s, b0s, num, den, ts, block):
-        part, t_next, r_last = real(a0s, b0s, num, den, ts, block)
-        return part * (1.0 + 2.0 ** -52), t_next, r_last
+    def one_ulp_high(*args):
+        part, t_next, r_last, redo = real(*args)
+        return part * (1.0 + 2.0 ** -52), t_next, r_last, redo
 
     monkeypatch.setattr(nb, "_column_pass", one_ulp_high)
     assert not _same(nb._tail_series_many(edge, n, p, down), ref)
@@ -125,3 +126,51 @@ def test_checkin_cells_merged_series_same_floats(n, rate, eps0, budget, monkeypa
     for f in ("c", "alpha", "beta", "gamma", "w"):
         assert np.array_equal(getattr(a, f), getattr(b, f))
     assert a.zero == b.zero and a.worst == b.worst
+
+
+def _checkin_like(count_blocks=60, p=0.669, n0=1.5e7):
+    n = np.repeat(n0 + 60.0 * np.arange(count_blocks), 6)
+    sd = np.sqrt(n * p * (1.0 - p))
+    z = np.tile([-12.0, -4.0, -2.5, -1.5, -0.75, 0.0], count_blocks)
+    edge = np.floor(n * p + z * sd)
+    return edge, n, p, np.ones(edge.size, dtype=bool)
+
+
+def test_cut_blocks_are_proven_and_same_floats(monkeypatch):
+    """Last blocks cut at the estimated leaf (most of the check-in entries), at a cut far
+    too early (every proof fails and the block is redone in the row form) and at one a
+    little early (some proofs fail): always the row form's floats."""
+    edge, n, p, down = _checkin_like()
+    ref = _ref_tail_series_many(edge, n, p, down)
+    proofs = []
+    real = nb._cut_proof
+
+    def counted(*args):
+        out = real(*args)
+        proofs.append((out[0].size, int(np.count_nonzero(out[0]))))
+        return out
+
+    monkeypatch.setattr(nb, "_cut_proof", counted)
+    assert _same(nb._tail_series_many(edge, n, p, down), ref)
+    assert sum(k for _, k in proofs) > edge.size // 2          # the cuts were taken
+    for rest in (1e-3, 1e-15):
+        proofs.clear()
+        monkeypatch.setattr(nb, "_CUT_REST", rest)
+        assert _same(nb._tail_series_many(edge, n, p, down), ref)
+        assert sum(m - k for m, k in proofs) > 0               # the proof said no
+
+
+def test_unproven_cuts_would_change_the_floats(monkeypatch):
+    """The proof is what keeps the floats: cuts far too early taken without it (every
+    cut accepted) give other sums."""
+    edge, n, p, down = _checkin_like(40)
+    ref = _ref_tail_series_many(edge, n, p, down)
+    monkeypatch.setattr(nb, "_CUT_REST", 1e-3)
+    real = nb._cut_proof
+
+    def accept_all(*args):
+        ok, t_last, r_last = real(*args)
+        return np.ones_like(ok), np.where(ok, t_last, 1e-300), r_last
+
+    monkeypatch.setattr(nb, "_cut_proof", accept_all)
+    assert not _same(nb._tail_series_many(edge, n, p, down), ref)

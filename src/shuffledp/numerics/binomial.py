@@ -592,9 +592,12 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             idx = idx[~whole]
             ds = done_terms[sub]
             ts = t[sub]
-            part, t_next, r_last = _column_pass(a0[sub] - ds, b0[sub] + ds, num[sub],
-                                                den[sub], ts, block)
-            keep.append(settle(sub, ts, part, t_next, r_last, ds + block))
+            part, t_next, r_last, redo = _column_pass(a0[sub] - ds, b0[sub] + ds, num[sub],
+                                                      den[sub], ts, block, total[sub])
+            ok = ~redo
+            keep.append(settle(sub[ok], ts[ok], part[ok], t_next[ok], r_last[ok],
+                               (ds + block)[ok]))
+            idx = np.concatenate([idx, sub[redo]])   # a cut not proven: the row form
         group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (in cache)
         size = min(group, idx.size) * block
         if buf_r is None or buf_r.size < size:
@@ -703,14 +706,33 @@ def _leaf_sums(x) -> np.ndarray:
     return res
 
 
-def _column_pass(a0s, b0s, num, den, ts, block: int):
+def _column_pass(a0s, b0s, num, den, ts, block: int, total=None):
     """One full block of ``_tail_series_many`` for G entries side by side: entry g's terms
     t·Π r_i (r_i = (a0s − i)·num / ((b0s + i)·den), i < block) as column g of 128-row
     chunks, each product chain stepped one row at a time (one elementwise product per row:
     fl(P_{i−1}·r_i), the chain numpy's accumulate forms), times the head t; the sum of the
     first block − 1 terms in numpy's pairwise order (its leaves summed chunk by chunk, then
-    its tree), so every float is the row form's. Returns (sums, last terms, last ratios)."""
+    its tree), so every float is the row form's. Returns (sums, last terms, last ratios,
+    entries to redo).
+
+    ``total`` (the sums before this block): an entry whose block is likely its last stops
+    at the leaf where its remaining terms look negligible (``_cut_leaves``). Its sum is then
+    taken with those terms as 0.0; it is kept only where that is proven to give the same
+    ``total + (t + sum)`` and the same stop (``_cut_proof``), and its last term is replaced
+    by a bound (only read by the stop test, whose remainder then adds nothing to the float
+    sum). The entries where the proof fails are returned to be redone in full."""
     G = a0s.size
+    leaves = _pairwise_leaves(block - 1)
+    nl = len(leaves)
+    chunks = leaves + ((block - 1, 1),)
+    cut = np.full(G, nl + 1, dtype=np.int64)         # chunks computed: all
+    if total is not None:
+        cut = _cut_leaves(a0s, b0s, num, den, ts, block, total, leaves)
+    order = np.argsort(-cut, kind="stable")          # the longest first: a prefix is live
+    inv = np.empty(G, dtype=np.int64)
+    inv[order] = np.arange(G)
+    a0s, b0s, num, den, ts, cut = (x[order] for x in (a0s, b0s, num, den, ts, cut))
+    live = np.searchsorted(-cut, -np.arange(nl + 1), side="left")   # live columns a chunk
     # The counts a0s − i and b0s + i are integers below 2^53, so they are exact however
     # they are formed: once per pass for the first 128 rows, then shifted by the chunk's
     # start (a scalar step instead of a broadcast of two vectors). A factor common to all
@@ -718,39 +740,142 @@ def _column_pass(a0s, b0s, num, den, ts, block: int):
     lead = np.arange(_LEAF, dtype=float)[:, None]
     A0 = np.subtract(a0s[None, :], lead)
     B0 = np.add(b0s[None, :], lead)
-    num = float(num[0]) if bool(np.all(num == num[0])) else num[None, :]
-    den = float(den[0]) if bool(np.all(den == den[0])) else den[None, :]
-    ts = ts[None, :]
+    one_num = bool(np.all(num == num[0]))
+    one_den = bool(np.all(den == den[0]))
     buf_r, buf_d = np.empty((_LEAF, G)), np.empty((_LEAF, G))
-    rows = list(buf_r)
+    sums = np.zeros((nl, G))
+    p_cut = np.empty(G)
     mul = np.multiply
-    sums = []
     prev = None
-    r_last = t_next = None
-    chunks = _pairwise_leaves(block - 1) + ((block - 1, 1),)
-    for s, L in chunks:
+    width = -1
+    r_last = np.empty(G)
+    t_next = np.empty(G)
+    for k, (s, L) in enumerate(chunks):
+        g = int(live[k])
+        if g != width:
+            if prev is not None:                     # the chains of the columns cut here
+                p_cut[g:width] = prev[g:width]
+                prev = prev[:g]
+            if g == 0:
+                break
+            if width > 0:         # contiguous buffers of the new width (a reshape of a
+                A0 = np.ascontiguousarray(A0[:, :g])     # strided view would copy)
+                B0 = np.ascontiguousarray(B0[:, :g])
+                buf_r = buf_r.ravel()[:_LEAF * g].reshape(_LEAF, g)
+                buf_d = buf_d.ravel()[:_LEAF * g].reshape(_LEAF, g)
+            width = g
+            rows = list(buf_r)
+            nm = float(num[0]) if one_num else num[None, :g]
+            dn = float(den[0]) if one_den else den[None, :g]
+            tg = ts[None, :g]
         r, d = buf_r[:L], buf_d[:L]
         np.subtract(A0[:L], float(s), out=r)
-        r *= num
+        r *= nm
         np.add(B0[:L], float(s), out=d)
-        d *= den
+        d *= dn
         r /= d
-        if s == block - 1:
-            r_last = r[0].copy()
+        if k == nl:
+            r_last[:g] = r[0]
         if prev is not None:
-            mul(prev, rows[0], out=rows[0])
+            mul(prev, rows[0], rows[0])
         cur0 = rows[0]
         for cur in rows[1:L]:
             mul(cur0, cur, cur)
             cur0 = cur
         prev = rows[L - 1].copy()
-        r *= ts                                                    # t_{i+1}, …
-        if s == block - 1:
-            t_next = r[0].copy()
+        r *= tg                                                     # t_{i+1}, …
+        if k == nl:
+            t_next[:g] = r[0]
         else:
-            sums.append(_leaf_sums(r))
+            sums[k, :g] = _leaf_sums(r)
     part = _pairwise_join(block - 1, iter(sums))
-    return part, t_next, r_last
+    redo = np.zeros(G, dtype=bool)
+    short = np.flatnonzero(cut <= nl)
+    if short.size:
+        ok, tn, rl = _cut_proof(a0s[short], b0s[short], num[short], den[short], ts[short],
+                                block, total[order][short], part[short], p_cut[short],
+                                np.array([leaves[c][0] for c in cut[short]], dtype=float))
+        t_next[short], r_last[short] = tn, rl
+        redo[short] = ~ok
+    return part[inv], t_next[inv], r_last[inv], redo[inv]
+
+
+#: A block's cut is tried where its terms' sum looks below this share of the sums before it
+#: (so a sum rounded with the remaining terms as 0.0 lies well inside one rounding of the
+#: total), and placed where the remaining terms look below ``_CUT_REST`` of that total.
+_CUT_BLOCK = 1e-5
+_CUT_REST = 1e-20
+
+
+def _cut_leaves(a0s, b0s, num, den, ts, block, total, leaves):
+    """Estimated leaf (index into ``leaves``) from which each column's remaining terms are
+    negligible, nl + 1 where none or where the block does not look like its last: the
+    log-ratios at every 4th leaf start and the block's end, their trapezoid sums for
+    log Π r; floats only to place the cut (``_cut_proof`` decides)."""
+    G = a0s.size
+    nl = len(leaves)
+    none = np.full(G, nl + 1, dtype=np.int64)
+    tot = np.asarray(total, dtype=float)
+    live = tot >= 1.0                                # a block after the first
+    if not live.any():
+        return none
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ltot = np.log(tot)
+        lts = np.log(ts)
+        # the ratios fall along the block: its sum is at most t·r_0·min(block, 1/(1 − r_0))
+        r0 = (a0s * num) / (b0s * den)
+        span = np.minimum(math.log(block), -np.log1p(-np.minimum(r0, 1.0)))
+        live &= lts + np.log(r0) + span < math.log(_CUT_BLOCK) + ltot
+        if not live.any():
+            return none
+        pick = np.arange(0, nl, 4)
+        st = np.array([leaves[i][0] for i in pick] + [block - 1], dtype=float)[:, None]
+        lr = (np.log((a0s[None, :] - st) * num[None, :])
+              - np.log((b0s[None, :] + st) * den[None, :]))
+        step = np.diff(st, axis=0) * 0.5 * (lr[1:] + lr[:-1])
+        lt = lts + np.concatenate([lr[:1], lr[:1] + np.cumsum(step, axis=0)])
+        rest = lt - np.log(-np.expm1(np.minimum(lr, -1e-300)))     # geometric tails
+    live &= rest[-1] < math.log(1e-18) - 5.0 + ltot
+    small = rest[:-1] < math.log(_CUT_REST) + ltot[None, :]
+    small[0] = False
+    has = small.any(axis=0) & live & np.isfinite(ltot)
+    return np.where(has, pick[np.argmax(small, axis=0)], nl + 1).astype(np.int64)
+
+
+def _cut_proof(a0s, b0s, num, den, ts, block, total, part, p_cut, s_cut):
+    """Whether the columns cut at rows ``s_cut`` have the uncut block's float sum and stop.
+
+    With ρ = r at the cut row (the ratios fall along the block, and the computed ones with
+    them: each is a monotone rounding of a falling exact ratio), every product from there on
+    is P_i = fl(P_{i−1}·r_i) ≤ P_{i−1}·ρ(1 + u), and each term fl(P_i·t) ≤ P_i·t(1 + u). So
+    the left-out terms sum to at most Δ = P_cut·t(1 + u)·ρ'/(1 − ρ') with ρ' = ρ(1 + u), and
+    the block's last term is at most P_cut·t(1 + u)·ρ'^(block − s_cut). numpy's pairwise sum
+    is monotone in each term (every step a rounded addition), so the true block sum lies
+    between ``part`` (the left-out terms as 0.0) and the sum of the bounds, which a summation
+    of depth d ≤ 64 over non-negative terms keeps below (part/(1 − u)^d + Δ)(1 + u)^d ≤
+    part·(1 + 2e-14) + Δ(1 + 2e-14). ``total + (t + x)`` is monotone in x: where it is the
+    same float at both ends, it is the float of the uncut block. The stop test (the last
+    term over 1 − r_last at most 1e-18 of that total) is monotone in the last term: where it
+    holds for the bound, the uncut block stops too, and its geometric remainder (or the
+    underflow's) is below half an ulp of the total (≥ 1), so the upper bound's float sum
+    ``total + remainder`` is the total either way. Returns (proven, last-term bounds,
+    r_last): r_last is the block's last ratio by the same operations as the row form."""
+    u1 = 1.0 + 2.0 ** -52
+    jl = float(block - 1)
+    r_last = ((a0s - jl) * num) / ((b0s + jl) * den)
+    rho = ((a0s - s_cut) * num) / ((b0s + s_cut) * den)
+    rho_u = rho * u1
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        head = p_cut * ts * u1
+        delta = head * rho_u / (1.0 - rho_u) * (1.0 + 1e-12)
+        t_last = head * np.exp((block - s_cut) * np.log(rho_u)) * (1.0 + 1e-11)
+        hi = part * (1.0 + 2e-14) + delta * (1.0 + 2e-14)
+        tot_lo = total + (ts + part)
+        tot_hi = total + (ts + hi)
+        safe = np.where(r_last < 1.0, 1.0 - r_last, 1.0)
+        stop = (r_last < 1.0) & (t_last / safe <= 1e-18 * tot_lo)
+    ok = (rho_u < 1.0) & np.isfinite(delta) & np.isfinite(t_last) & (tot_lo == tot_hi) & stop
+    return ok, np.where(ok, t_last, 0.0), r_last
 
 
 def binom_cdf_bounds_many(k, n, p: float) -> tuple[np.ndarray, np.ndarray]:
