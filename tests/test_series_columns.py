@@ -174,3 +174,29 @@ def test_unproven_cuts_would_change_the_floats(monkeypatch):
 
     monkeypatch.setattr(nb, "_cut_proof", accept_all)
     assert not _same(nb._tail_series_many(edge, n, p, down), ref)
+
+
+@pytest.mark.parametrize("rest", [None, 1e-3, 1e-15])
+def test_row_form_cuts_same_floats(rest, monkeypatch):
+    """Fewer entries than the column form takes (the row form, each chain over its cut
+    prefix): proven cuts, and unproven ones redone over the whole row; the same floats."""
+    edge, n, p, down = _checkin_like(10, p=0.9, n0=3e8)
+    assert edge.size < nb._COLUMN_MIN
+    ref = _ref_tail_series_many(edge, n, p, down)
+    if rest is not None:
+        monkeypatch.setattr(nb, "_CUT_REST", rest)
+    proofs = []
+    real = nb._cut_proof
+
+    def counted(*args):
+        out = real(*args)
+        proofs.append((out[0].size, int(np.count_nonzero(out[0]))))
+        return out
+
+    monkeypatch.setattr(nb, "_cut_proof", counted)
+    assert _same(nb._tail_series_many(edge, n, p, down), ref)
+    assert proofs
+    if rest is None:
+        assert sum(k for _, k in proofs) >= edge.size // 3
+    else:
+        assert sum(m - k for m, k in proofs) > 0

@@ -523,13 +523,18 @@ def _all_series(k, nk, mp, mq) -> bool:
             and lo_nk > m * mq_hi / 3.0 and hi_nk * m < 3.0 * mq_lo)
 
 
-def accumulate_rows(op, x, out):
+def accumulate_rows(op, x, out, lengths=None):
     """``op.accumulate(x, axis=1, out=out)`` of a 2-D array (``out`` must not overlap ``x``),
     one 1-D call per row: the same sequential chain along each row. numpy holds the GIL
     through a 2-D accumulate and through one written over its own input, and releases it
-    for a 1-D one into another array, so the work of two threads then runs side by side."""
-    for i in range(x.shape[0]):
-        op.accumulate(x[i], out=out[i])
+    for a 1-D one into another array, so the work of two threads then runs side by side.
+    ``lengths``: row i only over its first lengths[i] entries (the same chain's prefix)."""
+    if lengths is None:
+        for i in range(x.shape[0]):
+            op.accumulate(x[i], out=out[i])
+        return out
+    for i, m in enumerate(lengths.tolist()):
+        op.accumulate(x[i, :m], out=out[i, :m])
     return out
 
 
@@ -583,8 +588,10 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
         t[sub] = t_next
         return sub[~(finished | under | geo)]
 
+    nocut = np.zeros(edge.shape, dtype=bool)
     while idx.size:
         keep = []
+        nocut[:] = False
         # entries whose block is full and numerous enough: side by side (same floats)
         whole = np.minimum(block, limit[idx] - done_terms[idx]) == block
         if np.count_nonzero(whole) >= _COLUMN_MIN:
@@ -598,6 +605,7 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             keep.append(settle(sub[ok], ts[ok], part[ok], t_next[ok], r_last[ok],
                                (ds + block)[ok]))
             idx = np.concatenate([idx, sub[redo]])   # a cut not proven: the row form
+            nocut[sub[redo]] = True                  # (uncut)
         group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (in cache)
         size = min(group, idx.size) * block
         if buf_r is None or buf_r.size < size:
@@ -623,10 +631,18 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
             last = np.maximum(m.astype(np.int64) - 1, 0)
             rows = np.arange(G)
             r_last = r[rows, last]
+            ts = t[sub]
+            # a likely last block may stop where its remaining terms look negligible (as
+            # in ``_column_pass``): the chain over that prefix, the rest of the row 0.0
+            lens, cut = _row_cuts(a0[sub] - ds, b0[sub] + ds, num[sub], den[sub], ts, block,
+                                  total[sub], full & ~nocut[sub])
             # the cumulative products into d (not needed again), row by row so that the
             # series of two threads (``pairs.hidden``'s two CDF bounds) run side by side
-            prods = accumulate_rows(np.multiply, r, d)
-            ts = t[sub]
+            prods = accumulate_rows(np.multiply, r, d, lens)
+            if cut.size:
+                p_cut = d[cut, lens[cut] - 1]
+                for i in cut.tolist():
+                    d[i, lens[i]:] = 0.0
             prods *= ts[:, None]                                    # t_{i+1}, …
             # terms summed: the block head t and the products before the last valid one
             # (each row's own slice, so the sums round exactly as one entry's would)
@@ -637,7 +653,19 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
                 part[full] = prods[full, :block - 1].sum(axis=1)
                 for r_ in np.flatnonzero(~full):
                     part[r_] = prods[r_, :int(m[r_]) - 1].sum()
-            keep.append(settle(sub, ts, part, prods[rows, last], r_last, ds + m))
+            t_next = prods[rows, last]
+            if cut.size:
+                sc = sub[cut]
+                ok, tn, _ = _cut_proof(a0[sc] - ds[cut], b0[sc] + ds[cut], num[sc], den[sc],
+                                       ts[cut], block, total[sc], part[cut], p_cut,
+                                       lens[cut].astype(float))
+                t_next[cut[ok]] = tn[ok]
+                for i in cut[~ok].tolist():          # not proven: the whole row after all
+                    np.multiply.accumulate(r[i], out=d[i])
+                    d[i] *= ts[i]
+                    part[i] = d[i, :block - 1].sum()
+                    t_next[i] = d[i, last[i]]
+            keep.append(settle(sub, ts, part, t_next, r_last, ds + m))
         idx = np.concatenate(keep) if keep else idx[:0]
         block = min(2 * block, 1 << 20)
     eta = 1e-11 + 4.0 * (done_terms + 2.0) * _U
@@ -840,6 +868,21 @@ def _cut_leaves(a0s, b0s, num, den, ts, block, total, leaves):
     small[0] = False
     has = small.any(axis=0) & live & np.isfinite(ltot)
     return np.where(has, pick[np.argmax(small, axis=0)], nl + 1).astype(np.int64)
+
+
+def _row_cuts(a0s, b0s, num, den, ts, block, total, may):
+    """(chain lengths, cut rows) of a row-form pass: ``block`` for every row but those of
+    ``may`` that ``_cut_leaves`` cuts (the leaf's start row; the indices in ``cut``)."""
+    lens = np.full(a0s.size, block, dtype=np.int64)
+    if not may.any() or not np.any(total[may] >= 1.0):
+        return lens, np.zeros(0, dtype=np.int64)
+    leaves = _pairwise_leaves(block - 1)
+    w = np.flatnonzero(may)
+    c = _cut_leaves(a0s[w], b0s[w], num[w], den[w], ts[w], block, total[w], leaves)
+    hit = c < len(leaves)
+    cut = w[hit]
+    lens[cut] = [leaves[k][0] for k in c[hit].tolist()]
+    return lens, cut
 
 
 def _cut_proof(a0s, b0s, num, den, ts, block, total, part, p_cut, s_cut):
