@@ -200,3 +200,19 @@ def test_row_form_cuts_same_floats(rest, monkeypatch):
         assert sum(k for _, k in proofs) >= edge.size // 3
     else:
         assert sum(m - k for m, k in proofs) > 0
+
+
+def test_wide_passes_in_groups_same_floats(monkeypatch):
+    """A pass wider than the leaf sums' cap runs in groups of columns: the same floats."""
+    monkeypatch.setattr(nb, "_COLUMN_LEAF_SUMS", 4096)
+    edge, n, p, down = _checkin_like(40)
+    calls = []
+    real = nb._column_pass
+
+    def counted(*args):
+        calls.append(args[0].size)
+        return real(*args)
+
+    monkeypatch.setattr(nb, "_column_pass", counted)
+    assert _same(nb._tail_series_many(edge, n, p, down), _ref_tail_series_many(edge, n, p, down))
+    assert len(calls) > 4 and max(calls) < edge.size

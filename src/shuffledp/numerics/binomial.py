@@ -599,17 +599,22 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
         # entries whose block is full and numerous enough: side by side (same floats)
         whole = np.minimum(block, limit[idx] - done_terms[idx]) == block
         if np.count_nonzero(whole) >= _COLUMN_MIN:
-            sub = idx[whole]
+            cols = idx[whole]
             idx = idx[~whole]
-            ds = done_terms[sub]
-            ts = t[sub]
-            part, t_next, r_last, redo = _column_pass(a0[sub] - ds, b0[sub] + ds, num[sub],
-                                                      den[sub], ts, block, total[sub])
-            ok = ~redo
-            keep.append(settle(sub[ok], ts[ok], part[ok], t_next[ok], r_last[ok],
-                               (ds + block)[ok]))
-            idx = np.concatenate([idx, sub[redo]])   # a cut not proven: the row form
-            nocut[sub[redo]] = True                  # (uncut)
+            # at most ~2^22 leaf sums (32 MiB) kept per call: wider passes in groups
+            width = max(_COLUMN_MIN, _COLUMN_LEAF_SUMS * _LEAF // block)
+            for g0 in range(0, cols.size, width):
+                sub = cols[g0:g0 + width]
+                ds = done_terms[sub]
+                ts = t[sub]
+                part, t_next, r_last, redo = _column_pass(a0[sub] - ds, b0[sub] + ds,
+                                                          num[sub], den[sub], ts, block,
+                                                          total[sub])
+                ok = ~redo
+                keep.append(settle(sub[ok], ts[ok], part[ok], t_next[ok], r_last[ok],
+                                   (ds + block)[ok]))
+                idx = np.concatenate([idx, sub[redo]])   # a cut not proven: the row form
+                nocut[sub[redo]] = True                  # (uncut)
         group = max(1, _SERIES_ELEMENTS // block)    # entries per pass (in cache)
         size = min(group, idx.size) * block
         if buf_r is None or buf_r.size < size:
@@ -686,6 +691,8 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
 _COLUMN_MIN = 96
 #: Rows of a column pass per chunk: one leaf of numpy's pairwise sum (128 terms).
 _LEAF = 128
+#: Leaf sums (columns × leaves) one ``_column_pass`` call keeps at most (2^22: 32 MiB).
+_COLUMN_LEAF_SUMS = 1 << 22
 
 
 @functools.lru_cache(maxsize=32)
