@@ -58,6 +58,7 @@ from ..numerics import (BDTR_MAX_N, accumulate_rows, binom_cdf_bounds, binom_cdf
                         binom_logpmf, binom_logpmf_pairs, binom_tail_mass, binom_window,
                         falling_log_root, half_binom_logpmf, half_binom_logpmf_runs,
                         round_up)
+from ..numerics import binomial as _binomial
 from ..core._parallel import parallel, pmap
 from .clone import conditional_hockey
 from .clone.hockey import ThresholdMemo, slice0_hockey
@@ -219,7 +220,7 @@ def _log_cdf_upper(N, q, k):
 _U = 2.0 ** -53
 
 
-def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
+def _path_log_cdf_upper(N, q, K, ranking: bool | str = False, plan=None, F0=None):
     """log of certified upper bounds on Pr[Bin(N[r], q) ≤ K[r, j]] along rows where N falls
     by exactly 1 per row (the slices of ``_checkin_binned``); K (rows × J) is any integer
     array (thresholds held within a block, or moving by a step per row).
@@ -237,44 +238,24 @@ def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
     bounded explicitly: η·Σ|terms| is added, η covering the log-pmf (1e-11), the chained
     log ratios (m·u·(8 + max|log b|)) and the sums. Rows with K < 0 (probability 0) or
     K ≥ N (probability 1) are exact; the next regular row restarts the certification.
+
+    ``plan`` and ``F0``: the segments and their certified starts when the caller has them
+    (``_path_starts``; the two bounds of ``_checkin_binned`` sum their starts' series in
+    one call).
     """
     N = np.asarray(N, dtype=float)
     K = np.asarray(K, dtype=float)
-    R, J = K.shape
-    out = np.empty((R, J))
-    lp = math.log1p(-q)
-    # The rows' regularity and the segment starts for all columns at once (contiguous
-    # (R, J) operations; the segments are then listed column by column, as before).
-    reg = (K >= 0) & (K < N[:, None])
-    all_reg = bool(reg.all())
-    if not all_reg:
-        irr = ~reg
-        out[irr] = np.where(K[irr] < 0, -np.inf, 0.0)
-    # A fall of the threshold by more than 2 (a block boundary) restarts: subtracting
-    # the run of pmfs between the thresholds would cancel (the new CDF can be far
-    # smaller than the old one).
-    first = reg.copy()
-    if R > 1:
-        first[1:] &= ~reg[:-1] | ((K[1:] - K[:-1]) < -2)
-    segs = []
-    for j in range(J):
-        starts = np.flatnonzero(first[:, j])
-        nxt = np.append(starts[1:], R)
-        if all_reg:
-            ends = nxt
-        else:
-            ends = np.empty_like(starts)
-            regj = reg[:, j]
-            for i, (r0, r1) in enumerate(zip(starts, nxt)):
-                irr_j = np.flatnonzero(~regj[r0:r1])
-                ends[i] = r0 + (int(irr_j[0]) if irr_j.size else r1 - r0)
-        segs.extend((j, r0, r1) for r0, r1 in zip(starts.tolist(), ends.tolist()))
+    out, segs = _path_plan(N, K) if plan is None else plan
     if not segs:
         return out
+    R = K.shape[0]
+    lp = math.log1p(-q)
     # Every segment's certified start and first log-pmf in one vectorised call each.
     sj = np.array([x[0] for x in segs])
     s0 = np.array([x[1] for x in segs])
-    if ranking:
+    if F0 is not None:
+        pass
+    elif ranking:
         # Only to rank candidate ε0 (never a reported value): the regularised incomplete
         # beta, Pr[Bin(N, q) ≤ k] = I_{1−q}(N − k, k + 1) (scipy, measured within 3e-10 of
         # the certified series up to N = 1e10, microseconds instead of O(√N) terms).
@@ -306,6 +287,52 @@ def _path_log_cdf_upper(N, q, K, ranking: bool | str = False):
         _segments_log_cdf(out, N, K, [segs[i] for i in left], q, lp,
                           np.asarray(F0, dtype=float)[left], np.asarray(base, dtype=float)[left])
     return out
+
+
+def _path_plan(N, K):
+    """The runs of ``_path_log_cdf_upper``: ``out`` (rows × J) with its irregular rows set
+    (K < 0: −inf; K ≥ N: 0) and the segments (column, first row, end row) of regular rows,
+    a segment restarted where the threshold falls by more than 2."""
+    R, J = K.shape
+    out = np.empty((R, J))
+    # The rows' regularity and the segment starts for all columns at once (contiguous
+    # (R, J) operations; the segments are then listed column by column, as before).
+    reg = (K >= 0) & (K < N[:, None])
+    all_reg = bool(reg.all())
+    if not all_reg:
+        irr = ~reg
+        out[irr] = np.where(K[irr] < 0, -np.inf, 0.0)
+    # A fall of the threshold by more than 2 (a block boundary) restarts: subtracting
+    # the run of pmfs between the thresholds would cancel (the new CDF can be far
+    # smaller than the old one).
+    first = reg.copy()
+    if R > 1:
+        first[1:] &= ~reg[:-1] | ((K[1:] - K[:-1]) < -2)
+    segs = []
+    for j in range(J):
+        starts = np.flatnonzero(first[:, j])
+        nxt = np.append(starts[1:], R)
+        if all_reg:
+            ends = nxt
+        else:
+            ends = np.empty_like(starts)
+            regj = reg[:, j]
+            for i, (r0, r1) in enumerate(zip(starts, nxt)):
+                irr_j = np.flatnonzero(~regj[r0:r1])
+                ends[i] = r0 + (int(irr_j[0]) if irr_j.size else r1 - r0)
+        segs.extend((j, r0, r1) for r0, r1 in zip(starts.tolist(), ends.tolist()))
+    return out, segs
+
+
+def _path_starts(N, K):
+    """(plan, thresholds, trials): ``_path_plan(N, K)`` and the (k, N) of its segment
+    starts, whose certified CDFs ``_path_log_cdf_upper`` takes as ``F0``."""
+    N = np.asarray(N, dtype=float)
+    K = np.asarray(K, dtype=float)
+    plan = _path_plan(N, K)
+    sj = np.array([x[0] for x in plan[1]], dtype=np.int64)
+    s0 = np.array([x[1] for x in plan[1]], dtype=np.int64)
+    return plan, K[s0, sj], N[s0]
 
 
 def _still_blocks_log_cdf(out, N, K, segs, q, lp, F0, base) -> np.ndarray:
@@ -667,16 +694,41 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     E = edges[blk]                                   # (n_s, J)
     mix_a = (s / (s + k * N * q))[:, None]
     series = float(N.max()) > BDTR_MAX_N
+    merged = None
     if series or (ranking == SAMPLED and B >= 8):
         # above 1e6 trials scipy's bdtr is not accurate enough; for SAMPLED ranking with
         # blocks of 8 rows or more, the runs' start values from the incomplete beta carried
         # by the path identities cost ~0.1 µs per entry against bdtr's ~1 µs (ranking
         # only: the same ε0 at 80 settings with 10³–10⁶ users; see also
         # ``_checkin_sampled_rows``)
-        def upper(shift):
-            return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking))
-        # certified series (≥ 10⁴ terms each) or ~0.1 µs an entry along the runs
-        work = math.inf if series and not ranking else 0.1 * s.size * J
+        if series and not ranking:
+            # The two bounds' certified starts in one series call where together they are
+            # enough entries for its column form (``numerics.binomial._column_pass``: one
+            # Python step per term row, so twice the entries cost about the same steps);
+            # each entry's floats are its own, whatever the batch. Fewer entries: each
+            # bound's series on its own thread (numpy's product chains release the GIL).
+            (p1, k1, n1), (p2, k2, n2) = _path_starts(N, E - 1.0), _path_starts(N - 1.0, E - 2.0)
+            if k1.size + k2.size >= 2 * _binomial._COLUMN_MIN:
+                merged = (p1, p2, k1.size, np.concatenate([k1, k2]), np.concatenate([n1, n2]))
+
+        if merged is None:
+            def upper(shift):
+                return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking))
+            # certified series (≥ 10⁴ terms each) or ~0.1 µs an entry along the runs
+            work = math.inf if series and not ranking else 0.1 * s.size * J
+        else:
+            # the series first, beside the rows' weights and the window's tail mass
+            (F0s, _), (W_all, worst) = pmap(
+                lambda job: job(),
+                (lambda: (binom_cdf_bounds_many(merged[3], merged[4], q)[1], None),
+                 lambda: (weights(), tail_mass())))
+            F0s = (F0s[:merged[2]], F0s[merged[2]:])
+
+            def upper(shift):
+                i = int(shift)
+                return np.exp(_path_log_cdf_upper(N - shift, q, E - (1.0 + shift), ranking,
+                                                  plan=merged[i], F0=F0s[i]))
+            work = 0.1 * s.size * J     # the runs only, ~0.1 µs an entry
     else:
         def upper(shift):
             return np.exp(_log_cdf_upper(N[:, None] - shift, q, E - (1.0 + shift)))
@@ -686,7 +738,10 @@ def _checkin_binned(hp: HiddenPair, budget: int, ranking: bool | str = False) ->
     # scipy's betainc, that release the GIL): on two threads where each has ~1 ms of work
     # or more (the hand-off costs ~0.1 ms), the rows' weights beside u1 and the mass
     # outside the window beside u2; the same floats.
-    if work >= _PAIR_THREADED_US:
+    if merged is not None:      # the weights and tail mass are there already
+        u1, u2 = (pmap(upper, (0.0, 1.0)) if work >= _PAIR_THREADED_US
+                  else (upper(0.0), upper(1.0)))
+    elif work >= _PAIR_THREADED_US:
         (u1, W_all), (u2, worst) = pmap(lambda job: job(),
                                         (lambda: (upper(0.0), weights()),
                                          lambda: (upper(1.0), tail_mass())))
