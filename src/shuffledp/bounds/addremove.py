@@ -231,7 +231,7 @@ class BlanketAddRemove(_AddRemovePairBound):
                  "as a round that is always 'no report' (derived here; docs/relations.md)")
 
     def check(self, proto):
-        from .blanket import MAX_EPS0, MAX_PAIRS
+        from .blanket import MAX_EPS0, MAX_PAIRS, eps0_cap_reason
         from ..pairs.iid import ENUMERATE_MAX
         from ..pairs import gparv
         from ..core.mechanisms import LDP, Randomizer
@@ -253,8 +253,7 @@ class BlanketAddRemove(_AddRemovePairBound):
         if r:
             return r
         if m.eps0 > MAX_EPS0:
-            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
-                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+            return eps0_cap_reason(m.eps0)
         if isinstance(m, Randomizer) and m.inputs > MAX_PAIRS // 2:
             return (f"the matrix has {m.inputs} inputs (more than {MAX_PAIRS // 2}); the "
                     "maximum over all victim inputs is not computed")

@@ -23,7 +23,7 @@ from ..pairs.blanket import BlanketPair, blanket_delta, blanket_epsilon, blanket
 from ..core.protocols import CheckIn, WithoutReplacement
 from ._common import ldp_reason
 from ..core.views import EpsilonAt
-from .base import Bound, register
+from .base import PairBound, register
 
 __all__ = ["Blanket"]
 
@@ -41,8 +41,15 @@ MAX_PAIRS = 400
 MAX_N = 10**13
 
 
+def eps0_cap_reason(eps0: float) -> str:
+    """Why the blanket's numerics refuse eps0 > ``MAX_EPS0`` (this bound and the add/remove
+    blanket, ``addremove.BlanketAddRemove``)."""
+    return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
+            f"eps0 = {eps0:g}, where shuffling amplifies nothing measurable")
+
+
 @register
-class Blanket(Bound):
+class Blanket(PairBound):
     id = "blanket"
     scope = "this-randomizer"
     kind = "upper"
@@ -66,8 +73,7 @@ class Blanket(Bound):
                     "floating-point allowance that grows like n times the unit roundoff (a few "
                     "% of delta here)")
         if m.eps0 > MAX_EPS0:
-            return (f"its numerics support eps0 <= {MAX_EPS0:g} (atoms grow like e^eps0); got "
-                    f"eps0 = {m.eps0:g}, where shuffling amplifies nothing measurable")
+            return eps0_cap_reason(m.eps0)
         if isinstance(m, Randomizer) and m.inputs * (m.inputs - 1) > MAX_PAIRS:
             npairs = len(blanket_pairs(proto))
             if npairs > MAX_PAIRS:
@@ -102,25 +108,16 @@ class Blanket(Bound):
         return not (isinstance(m, RandomizedResponse) and m.k == 2)
 
     # ----- the views: the blanket pair's own (shuffledp.pairs.blanket) ------------------
-    def delta_one(self, proto, eps):
-        return BlanketPair.of(proto).delta(eps)
-
-    def epsilon_one(self, proto, delta):
-        return BlanketPair.of(proto).epsilon(delta)
-
-    def eps_hi(self, proto):
-        return BlanketPair.of(proto).eps_hi()
-
-    def pld_atoms(self, proto):
-        """(log P, log Q, charged mass) of the dominating pair for PLD composition
-        (``BlanketPair.pld_atoms``: far-tail atoms charged at infinite loss)."""
-        return BlanketPair.of(proto).pld_atoms()
+    # δ(ε), ε(δ), the bracket and the PLD atoms (far-tail atoms charged at infinite loss)
+    # are the pair's (``PairBound``); the Rényi view too.
+    def pair(self, proto):
+        return BlanketPair.of(proto)
 
     def rdp(self, proto, orders):
-        return BlanketPair.of(proto).rdp(orders)
+        return self.pair(proto).rdp(orders)
 
     def max_order(self, proto):
-        return BlanketPair.of(proto).max_order()
+        return self.pair(proto).max_order()
 
     # ----- routes ------------------------------------------------------------------------
     def order_routes(self, routes):
