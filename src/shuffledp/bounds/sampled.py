@@ -39,13 +39,13 @@ from ..core.protocols import CheckIn
 from ..core.views import EpsilonAt, FamilyView
 from ._common import (PARTICIPATION_NOTE, TrimmedFamilyRoutes, eps0_range, gaussian_reason,
                       note_users, pld_first_kov15_last, probe_member, rate_size)
-from .base import Bound, get, register
+from .base import Bound, PairBound, get, register
 
 __all__ = ["FMT20Sampled", "FMT23Sampled", "CloneSpecificSampled", "TrimmedCloneSampled"]
 
 
 
-class _HiddenBound(Bound):
+class _HiddenBound(PairBound):
     """Hidden-⊥ pair of an unsampled clone bound (``base_id``)."""
 
     kind = "upper"
@@ -76,15 +76,10 @@ class _HiddenBound(Bound):
         # The victim by its log-odds (ε0), never by α (1 − α is inexact from ε0 ≈ 19).
         return _hidden(pair.n, pair.p, pair.log_ratio, rate, size)
 
-    # The views are the hidden pair's own (the Pair protocol, shuffledp.pairs.base).
-    def delta_one(self, proto, eps):
-        return self.hidden(proto).delta(eps)
-
-    def epsilon_one(self, proto, delta):
-        return self.hidden(proto).epsilon(delta)
-
-    def eps_hi(self, proto):
-        return self.hidden(proto).eps_hi()
+    # The views are the hidden pair's own (the Pair protocol, shuffledp.pairs.base):
+    # δ(ε), ε(δ), the bracket and the PLD atoms through ``PairBound``.
+    def pair(self, proto) -> sp.HiddenPair:
+        return self.hidden(proto)
 
     def rdp(self, proto, orders):
         orders = np.asarray(orders, dtype=np.int64)
@@ -101,9 +96,6 @@ class _HiddenBound(Bound):
 
     def max_order(self, proto):
         return self.hidden(proto).max_order()
-
-    def pld_atoms(self, proto):
-        return self.hidden(proto).pld_atoms()
 
     def route_cost_reason(self, proto, rounds, route):
         if rounds == 1 and route in ("rdp", "pld"):
