@@ -231,9 +231,14 @@ def _point_terms(pair, x, c, lv):
         lu = np.log(x)
     np.add(lv, lu, out=lu)
     np.subtract(lu, t, out=lu)
-    top = np.flatnonzero(r < 1.0)                # x = c + 1 only: a few points
-    lu[top] = -c[top] * math.log(2.0)
-    lu[np.flatnonzero(x == 0)] = -np.inf
+    # x = c + 1 (r < 1) and x = 0 are a few points at the windows' edges, and none in
+    # most groups: one reduction each says whether to look for them (NaN, which cannot
+    # occur here, would be looked for too)
+    if not float(r.min()) >= 1.0:
+        top = np.flatnonzero(r < 1.0)
+        lu[top] = -c[top] * math.log(2.0)
+    if not float(x.min()) > 0.0:
+        lu[np.flatnonzero(x == 0)] = -np.inf
     lu += pair.log_alpha
     np.add(lv, pair.log_beta, out=t)
     logP = np.logaddexp(lu, t, out=lu)
@@ -247,6 +252,9 @@ def _point_terms(pair, x, c, lv):
     # Near x = 0 the argument tends to −γ/α = β/α − 1, which rounds to −1 when β is
     # tiny (large ε0): there the ratio itself, log(α x + β(c + 1 − x)) − log(den), is
     # accurate.
+    if float(arg.min()) > -0.5:
+        # (no NaN either: the min would be NaN) max(arg, −0.5) is arg itself everywhere
+        return logP, np.log1p(arg, out=r)
     ell = np.maximum(arg, -0.5, out=r)
     np.log1p(ell, out=ell)
     low = ~(arg > -0.5)                          # the other form only where it is used
