@@ -226,8 +226,9 @@ def pair_pld_tail_floor(pair, max_atoms: int | None = None) -> float:
 def _pld_plan(pair, budget: int):
     """``_rdp_plan`` of the PLD atoms' window, kept for the atoms: the PLD composer's floor
     asks ``pair_pld_tail_floor`` just before the route builds the atoms from the same plan
-    (at n = 1e9 its slice window holds 2.7e5 slices). Read-only arrays."""
-    plan = _rdp_plan(pair, _PLD_SDS, None, budget)
+    (at n = 1e9 its slice window holds 2.7e5 slices). Read-only arrays; no log masses
+    (neither reads them)."""
+    plan = _rdp_plan(pair, _PLD_SDS, None, budget, want_log_mass=False)
     for a in plan:
         if isinstance(a, np.ndarray):
             a.setflags(write=False)
