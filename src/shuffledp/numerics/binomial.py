@@ -161,6 +161,11 @@ def half_binom_logpmf_runs(c, x0, counts, block: int = 32):
 RUN_GROUP_POINTS = 1 << 16
 
 
+#: Grid points (rows × padded width) from which ``HalfBinomRuns.rows`` forms its running
+#: sums on the transposed grid.
+_TRANSPOSED_MIN = 1 << 14
+
+
 class HalfBinomRuns:
     """``half_binom_logpmf_runs`` evaluated one group of rows at a time, with the same floats.
 
@@ -256,13 +261,24 @@ class HalfBinomRuns:
         return step
 
     def rows(self, r0: int, r1: int, want_x: bool = False):
-        """Values of rows r0..r1 − 1, concatenated (and their x when ``want_x``).
+        """Values of rows r0..r1 − 1, concatenated (and their x when ``want_x``): on the
+        transposed grid (``_rows_transposed``) from ``_TRANSPOSED_MIN`` grid points, where its
+        ``block − 1`` vector additions cost less than ``cumsum``'s per-block loop; below, the
+        row-major grid (``_rows_by_row``: one call, not 31, for the small runs of the hidden
+        pairs' cells). The same floats either way."""
+        counts = self.counts[r0:r1]
+        if counts.size:
+            nb = -(-int(counts.max()) // self.block)
+            if counts.size * nb * self.block >= _TRANSPOSED_MIN:
+                return self._rows_transposed(r0, r1, want_x)
+        return self._rows_by_row(r0, r1, want_x)
 
-        The recurrence's running sums are formed on the transposed grid (``block`` rows of
-        one column per (row, anchor)): ``block − 1`` vector additions, each over every
-        column, instead of numpy's ``cumsum`` along 32-long axes (a loop of its own per
-        block, ~3 ns a value). Each value is the same sequence of additions from its
-        anchor, so the same float (tests/test_half_binom_rows_same_floats.py)."""
+    def _rows_transposed(self, r0: int, r1: int, want_x: bool = False):
+        """``rows`` on the transposed grid (``block`` rows of one column per (row, anchor)):
+        the running sums are ``block − 1`` vector additions, each over every column, instead
+        of numpy's ``cumsum`` along 32-long axes (a loop of its own per block, ~3 ns a
+        value). Each value is the same sequence of additions from its anchor, so the same
+        float (tests/test_half_binom_rows_same_floats.py)."""
         c, x0, counts = self.c[r0:r1], self.x0[r0:r1], self.counts[r0:r1]
         n = int(counts.sum()) if counts.size else 0
         if n == 0:
@@ -318,6 +334,44 @@ class HalfBinomRuns:
             return vals
         xr = xt.T
         return vals, (xr.reshape(-1) if full else xr[valid])
+
+    def _rows_by_row(self, r0: int, r1: int, want_x: bool = False):
+        """``rows`` on the row-major grid, numpy's ``cumsum`` along each block."""
+        c, x0, counts = self.c[r0:r1], self.x0[r0:r1], self.counts[r0:r1]
+        n = int(counts.sum()) if counts.size else 0
+        if n == 0:
+            return (np.zeros(0), np.zeros(0)) if want_x else np.zeros(0)
+        block = self.block
+        nb = int(-(-int(counts.max()) // block))
+        width = nb * block
+        col = np.arange(width, dtype=float)
+        x = x0[:, None] + col[None, :]
+        step = self._steps(c, x, nb)
+        with np.errstate(invalid="ignore"):
+            out = np.cumsum(step, axis=-1)
+            np.add(self.la[r0:r1, :nb, None], out, out=out)
+        out = out.reshape(c.size, width)
+        # (the masks only where some x of the grid is outside its row's support, or some
+        # value is NaN: the same values as setting them everywhere)
+        if float(x0.min()) < 0.0 or float(np.max(x0 + (width - 1) - c)) > 0.0:
+            np.copyto(out, -np.inf, where=~((x >= 0) & (x <= c[:, None])))
+        if np.isnan(out).any():
+            np.copyto(out, -np.inf, where=np.isnan(out))
+        full = bool(np.all(counts == width))
+        valid = None if full else col[None, :] < counts[:, None]
+        vals = out.reshape(-1) if full else out[valid]
+        if self.sub is not None:
+            b = np.flatnonzero(self.bad[r0:r1])
+            if b.size:
+                starts = np.cumsum(counts) - counts
+                cnt = counts[b]
+                offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                dst = np.repeat(starts[b], cnt) + offs
+                src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
+                vals[dst] = self.sub[src]
+        if not want_x:
+            return vals
+        return vals, (x.reshape(-1) if full else x[valid])
 
     def all(self) -> np.ndarray:
         """Every row's values, concatenated (``half_binom_logpmf_runs``)."""
