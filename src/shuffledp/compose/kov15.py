@@ -41,11 +41,9 @@ def _details(best, results) -> dict:
 @memo(maxsize=512)
 def _plain_k(e: float, rounds: int, delta: float) -> float:
     """K(e) of ``_homogeneous_floor``: KOV15's T-round ε at δ with no per-round δ, a pure
-    function of (e, T, δ), kept. One question asks the floor of several views (``trivial``,
-    ``fmt20-closed``, an exact pair's KOV15 route) at the same T, δ and value to beat: their
-    searches for e* start from the same point and take the same chord and secant steps
-    until a view's own largest ε1 cuts them, so most of their K values are the same floats.
-    Each is a binomial window and a certified root (~0.5-1 ms at T in the tens)."""
+    function of (e, T, δ), kept: a kept e* (``_reusable_e_star``) is judged by its K, and
+    floors at the same T, δ and value to beat take the same search steps. Each K is a
+    binomial window and a certified root (~0.5-1 ms at T in the tens)."""
     return _comp.kov15_epsilon(e, 0.0, rounds, delta)
 
 
