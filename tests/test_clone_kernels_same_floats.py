@@ -224,7 +224,8 @@ def test_half_binom_runs_screen_keeps_the_failing_rows():
 
 _PAIRS = [fmt20_pair(1.0, 10**5), fmt23_pair(4.2773, 10**7), fmt20_pair(3.0, 10**6),
           fmt23_pair(0.5, 10**4), fmt23_pair(7.5, 463_067), fmt20_pair(0.05, 10**6),
-          fmt23_pair(12.0, 10**6), ClonePair(5000, 0.3, 0.6, 0.4)]
+          fmt23_pair(12.0, 10**6), ClonePair(5000, 0.3, 0.6, 0.4),
+          fmt20_pair(1.0, 10**9)]    # (windows of 2.7e5 slices: their log-pmf in halves)
 
 
 @pytest.mark.parametrize("pair", _PAIRS, ids=lambda p: f"n{p.n}-p{p.p:.3g}")

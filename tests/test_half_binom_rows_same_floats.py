@@ -78,6 +78,29 @@ def test_rows_bit_for_bit(block, c, x0, counts):
         assert np.array_equal(new_v, old_v)
         assert np.array_equal(new_x, old_x)
         assert np.array_equal(runs.rows(r0, r1), old_v)
+        # both grids, whichever ``rows`` picks for this size
+        for form in (runs._rows_transposed, runs._rows_by_row):
+            v, x = form(r0, r1, want_x=True)
+            assert np.array_equal(v, old_v) and np.array_equal(x, old_x)
+
+
+@pytest.mark.parametrize("block", [32, 8])
+def test_large_groups_take_the_transposed_grid(block):
+    """Groups of clone-pair size (~6e4 points, above ``_TRANSPOSED_MIN``), inside and at
+    the support's edges: ``rows`` takes the transposed grid and gives the frozen floats."""
+    rng = np.random.default_rng(11)
+    for c0, rows in ((3.7e7, 1), (3.68e4, 37), (300.0, 400)):
+        c = np.floor(np.full(rows, c0) + np.arange(rows))
+        h = np.floor(4.5 * np.sqrt(c)) + 3
+        x0 = np.maximum(0, np.floor(0.5 * c) - h)
+        counts = (np.minimum(c, np.ceil(0.5 * c) + h) + 2 - x0).astype(np.int64)
+        counts[rng.integers(0, rows)] -= 1                    # a ragged row
+        runs = B.HalfBinomRuns(c, x0, counts, block)
+        nb = -(-int(counts.max()) // block)
+        assert rows * nb * block >= B._TRANSPOSED_MIN
+        new_v, new_x = runs.rows(0, rows, want_x=True)
+        old_v, old_x = _old_rows(runs, 0, rows, want_x=True)
+        assert np.array_equal(new_v, old_v) and np.array_equal(new_x, old_x)
 
 
 def test_steps_bit_for_bit_and_the_comparison_can_fail():

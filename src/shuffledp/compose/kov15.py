@@ -22,6 +22,7 @@ import numpy as np
 from ..core._lazy import special  # scipy.special on first use (import time)
 
 from . import composition as _comp
+from ..core._memo import memo, register as _memo_register
 from ..core.errors import NotApplicableError
 from ..numerics import bisect_certified, falling_root_certified, golden_min, round_up
 from ..core.views import EpsilonAt, Outcome
@@ -35,6 +36,37 @@ def _details(best, results) -> dict:
     d["statements"] = {r.statement: r.value for r in results}
     d["splits"] = {r.statement: dict(r.details) for r in results}
     return d
+
+
+@memo(maxsize=512)
+def _plain_k(e: float, rounds: int, delta: float) -> float:
+    """K(e) of ``_homogeneous_floor``: KOV15's T-round ε at δ with no per-round δ, a pure
+    function of (e, T, δ), kept: a kept e* (``_reusable_e_star``) is judged by its K, and
+    floors at the same T, δ and value to beat take the same search steps. Each K is a
+    binomial window and a certified root (~0.5-1 ms at T in the tens)."""
+    return _comp.kov15_epsilon(e, 0.0, rounds, delta)
+
+
+#: The e* ``_homogeneous_floor``'s search found, per (T, δ) (K(e*) is in ``_plain_k``).
+#: The floors of one question aim at values a relative 1e-12 apart (a route's floor and the
+#: bound's), so their searches, each ~5-10 evaluations of K, rarely meet at the same points;
+#: an e* found for one aim serves another when its K is at or above that aim (within
+#: 1e-4), which is all the floor's argument asks of e*. It only decides whether a floor is
+#: proven (and the floor value then reported), never a bound's value.
+_E_STARS: dict = _memo_register(__name__ + "._E_STARS", {})
+_E_STARS_MAX = 64
+
+
+def _reusable_e_star(rounds: int, delta: float, aim: float) -> float | None:
+    """The smallest kept e* of (T, δ) with aim ≤ K(e*) ≤ aim·(1 + 1e-4), or None."""
+    if len(_E_STARS) > _E_STARS_MAX:
+        _E_STARS.clear()
+    best = None
+    for e in _E_STARS.get((rounds, delta), ()):
+        k = _plain_k(e, rounds, delta)
+        if aim <= k <= aim * (1.0 + 1e-4) and (best is None or e < best):
+            best = e
+    return best
 
 
 def _homogeneous_floor(dp, delta, rounds, target) -> float:
@@ -59,7 +91,7 @@ def _homogeneous_floor(dp, delta, rounds, target) -> float:
         except (NotImplementedError, NotApplicableError, ValueError, ArithmeticError):
             e1 = math.nan                    # outside its condition: the bisection below
         if math.isfinite(e1) and e1 >= 0.0:
-            k = _comp.kov15_epsilon(e1, 0.0, rounds, delta)
+            k = _plain_k(e1, rounds, delta)
             return k if k >= target else -math.inf
     hi = dp.eps_hi()
     if hi is None or not math.isfinite(hi) or hi <= 0.0:
@@ -69,15 +101,18 @@ def _homogeneous_floor(dp, delta, rounds, target) -> float:
 
     def K(e):
         if e not in seen:
-            seen[e] = _comp.kov15_epsilon(e, 0.0, rounds, delta)
+            seen[e] = _plain_k(e, rounds, delta)
         return seen[e]
 
-    if not K(hi) >= target:
-        return -math.inf
     e_star = None
     # Aim a hair above the target: the caller keeps the floor less 1e-9 relative.
     aim = target * (1.0 + 1e-7)
-    if target > 0.0 and K(hi) >= aim:
+    reuse = _reusable_e_star(rounds, delta, aim) if target > 0.0 else None
+    if reuse is not None and reuse <= hi:
+        e_star = reuse                       # (so K(hi) ≥ K(e*) ≥ aim: K is non-decreasing)
+    elif not K(hi) >= target:
+        return -math.inf
+    elif target > 0.0 and K(hi) >= aim:
         # e* without a bisection from 0 (~28 evaluations of K, each a binomial window):
         # the closed form bounds K ≤ T e tanh(e/2) + e √(2T log(1/δ)) ≤ T e²/2 + e s (KOV15
         # Thm 3.4 with δ̃ = δ; the optimal statement is never above it), so at the root e0
@@ -99,6 +134,10 @@ def _homogeneous_floor(dp, delta, rounds, target) -> float:
                 below, top = top, min(hi, top * 1.5)
             if K(top) >= aim:
                 e_star = _secant_up(K, aim, below, top)
+        if e_star is not None:
+            kept = _E_STARS.setdefault((rounds, delta), [])
+            kept.append(e_star)
+            del kept[:-32]
     if e_star is None:
         e_star = bisect_certified(lambda e: K(e) >= target, 0.0, hi, want="smallest",
                                   xtol=1e-12, rtol=1e-4)

@@ -162,6 +162,11 @@ def half_binom_logpmf_runs(c, x0, counts, block: int = 32):
 RUN_GROUP_POINTS = 1 << 16
 
 
+#: Grid points (rows × padded width) from which ``HalfBinomRuns.rows`` forms its running
+#: sums on the transposed grid.
+_TRANSPOSED_MIN = 1 << 14
+
+
 class HalfBinomRuns:
     """``half_binom_logpmf_runs`` evaluated one group of rows at a time, with the same floats.
 
@@ -257,7 +262,82 @@ class HalfBinomRuns:
         return step
 
     def rows(self, r0: int, r1: int, want_x: bool = False):
-        """Values of rows r0..r1 − 1, concatenated (and their x when ``want_x``)."""
+        """Values of rows r0..r1 − 1, concatenated (and their x when ``want_x``): on the
+        transposed grid (``_rows_transposed``) from ``_TRANSPOSED_MIN`` grid points, where its
+        ``block − 1`` vector additions cost less than ``cumsum``'s per-block loop; below, the
+        row-major grid (``_rows_by_row``: one call, not 31, for the small runs of the hidden
+        pairs' cells). The same floats either way."""
+        counts = self.counts[r0:r1]
+        if counts.size:
+            nb = -(-int(counts.max()) // self.block)
+            if counts.size * nb * self.block >= _TRANSPOSED_MIN:
+                return self._rows_transposed(r0, r1, want_x)
+        return self._rows_by_row(r0, r1, want_x)
+
+    def _rows_transposed(self, r0: int, r1: int, want_x: bool = False):
+        """``rows`` on the transposed grid (``block`` rows of one column per (row, anchor)):
+        the running sums are ``block − 1`` vector additions, each over every column, instead
+        of numpy's ``cumsum`` along 32-long axes (a loop of its own per block, ~3 ns a
+        value). Each value is the same sequence of additions from its anchor, so the same
+        float (tests/test_half_binom_rows_same_floats.py)."""
+        c, x0, counts = self.c[r0:r1], self.x0[r0:r1], self.counts[r0:r1]
+        n = int(counts.sum()) if counts.size else 0
+        if n == 0:
+            return (np.zeros(0), np.zeros(0)) if want_x else np.zeros(0)
+        block = self.block
+        nb = int(-(-int(counts.max()) // block))
+        width = nb * block
+        rows = c.size
+        m = rows * nb
+        # column j = r·nb + b holds x = x0_r + b·block + k at row k (the same float sums
+        # x0 + col as the row-major grid's)
+        base = np.repeat(x0, nb)
+        base += np.tile(np.arange(0.0, width, block), rows)
+        xt = np.add(base[None, :], np.arange(block, dtype=float)[:, None])
+        ct = np.repeat(c, nb)
+        # steps log pmf(x) − log pmf(x − 1) = log((c − (x − 1))/x), 0 at each anchor
+        # (``_steps``' operations, elementwise)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.subtract(ct[None, :], xt - 1.0)
+            out /= xt
+            np.log(out, out=out)
+        out[0] = 0.0
+        np.copyto(out, -np.inf, where=~np.isfinite(out))
+        with np.errstate(invalid="ignore"):
+            for k in range(1, block):
+                np.add(out[k - 1], out[k], out=out[k])
+            out += self.la[r0:r1, :nb].reshape(1, m)
+        # (the masks only where some x of the grid is outside its row's support, or some
+        # value is NaN: the same values as setting them everywhere)
+        if float(x0.min()) < 0.0 or float(np.max(x0 + (width - 1) - c)) > 0.0:
+            np.copyto(out, -np.inf, where=~((xt >= 0) & (xt <= ct[None, :])))
+        if np.isnan(out).any():
+            np.copyto(out, -np.inf, where=np.isnan(out))
+        full = bool(np.all(counts == width))
+        by_row = out.T                               # (row, anchor) by k: row-major order
+        if full:
+            vals = by_row.reshape(-1)                # (a copy: the view is transposed)
+        else:
+            col = np.arange(block)
+            valid = (np.tile(np.arange(0, width, block), rows)[:, None] + col[None, :]
+                     < np.repeat(counts, nb)[:, None])
+            vals = by_row[valid]
+        if self.sub is not None:
+            b = np.flatnonzero(self.bad[r0:r1])
+            if b.size:
+                starts = np.cumsum(counts) - counts
+                cnt = counts[b]
+                offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                dst = np.repeat(starts[b], cnt) + offs
+                src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
+                vals[dst] = self.sub[src]
+        if not want_x:
+            return vals
+        xr = xt.T
+        return vals, (xr.reshape(-1) if full else xr[valid])
+
+    def _rows_by_row(self, r0: int, r1: int, want_x: bool = False):
+        """``rows`` on the row-major grid, numpy's ``cumsum`` along each block."""
         c, x0, counts = self.c[r0:r1], self.x0[r0:r1], self.counts[r0:r1]
         n = int(counts.sum()) if counts.size else 0
         if n == 0:

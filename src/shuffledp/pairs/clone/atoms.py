@@ -19,7 +19,7 @@ from ...core._parallel import parallel, pmap, threads
 from ...numerics import binom_logpmf, binom_window, half_binom_logpmf
 from .hockey import _need_g0
 from .rdp_points import (_SlicePoints, _rdp_plan, _rdp_points, _rdp_window, _slice_points,
-                         _step_for, _window_core, _x_windows)
+                         _step_for, _window_core, _window_logpmf, _x_windows)
 from .slices import _log_tails, _pair_slices
 
 #: Atom budget of the dominating pair handed to PLD composition, and its window (sds).
@@ -48,7 +48,9 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
     budget = int(max_atoms or PLD_MAX_ATOMS)
     c_eval, mass, log_below, alo, ahi, tails, _, _, _ = _pld_plan(pair, budget)
     tail = _window_tail(mass, tails) + 1e-300
-    extra_p, extra_q = [], []
+    # Atoms after the window's: (size, maker) in order; a maker returns (log P, log Q) and
+    # runs beside the window's groups (the slice lo2 alone has ~1.6e5 points at n = 1e9).
+    extras = []
     if log_below > -math.inf:
         # The lower tail of C: its part in [lo2, lo) is carried by the slice lo2 (smaller c is
         # more informative, so that slice dominates it), only the rest by the victim alone
@@ -61,47 +63,56 @@ def pair_pld_atoms(pair, max_atoms: int | None = None):
         lo2 = binom_window(m, pair.p, _LOW_SDS, 3)[0]
         if 0 < lo2 < lo:
             cs = np.arange(lo2, lo, dtype=float)
-            mid = float(np.sum(np.exp(binom_logpmf(cs, m, pair.p, 1.0 - pair.p)))) * (1.0 + 1e-12)
+            mid = float(np.sum(np.exp(_window_logpmf(cs, m, pair.p)))) * (1.0 + 1e-12)
             log_below = _log_tails(m, pair.p, lo2, m)[0]
             c2 = np.array([lo2], dtype=np.int64)
             a2, b2, lt2 = _x_windows(c2, _PLD_SDS)
-            j2, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
-            lp2 = math.log(mid) + lP2
-            extra_p.append(lp2)
-            extra_q.append(lp2 - ell2)
+
+            def slice_lo2(c2=c2, a2=a2, b2=b2, log_mid=math.log(mid)):
+                _, lP2, ell2 = _rdp_points(pair, c2, a2, b2, 0, 1)
+                lp2 = log_mid + lP2
+                return lp2, lp2 - ell2
+
+            extras.append((int(b2[0]) + 2 - int(a2[0]), slice_lo2))
             tail += 2.0 * mid * float(np.exp(lt2[0]))   # its x-tail, as for the others
         la, lb = pair.log_alpha, pair.log_beta
         lw = log_below
         if lw > -math.inf:
-            extra_p.append(np.array([lw + la, lw + lb]))
-            extra_q.append(np.array([lw + lb, lw + la]))
+            extras.append((2, lambda lw=lw: (np.array([lw + la, lw + lb]),
+                                             np.array([lw + lb, lw + la]))))
     # The window's atoms are written group by group into arrays that already have room for
     # the lower tail's (no full-size temporaries; the same values and order as
     # log(mass[j]) + log P(x | c) and that minus ℓ, followed by the lower tail's atoms).
     # Groups are independent: a few threads share them (numpy's logaddexp, most of the
-    # cost, releases Python's lock), each writing its own slices.
+    # cost, releases Python's lock), each writing its own slices; the lower tail's atoms
+    # go with the last share.
     pts = _SlicePoints(pair, c_eval, alo, ahi, 0, c_eval.size)
     n_main = pts.total
-    n_all = n_main + sum(e.size for e in extra_p)
+    n_all = n_main + sum(size for size, _ in extras)
     logp = np.empty(n_all)
     logq = np.empty(n_all)
     with np.errstate(divide="ignore"):
         log_mass = np.log(mass)
 
-    def fill(part):
+    def fill(job):
+        part, tail_atoms = job
         for g0, g1, s0, s1 in part:
             logP, ell = pts.group(g0, g1)
             lp = logp[s0:s1]
             np.add(np.repeat(log_mass[g0:g1], pts.counts[g0:g1]), logP, out=lp)
             np.subtract(lp, ell, out=logq[s0:s1])
+        if tail_atoms:
+            pos = n_main
+            for size, make in extras:
+                ep, eq = make()
+                if ep.size != size:                    # (cannot happen: sized above)
+                    raise ArithmeticError("a lower-tail slice has an unexpected size")
+                logp[pos:pos + size] = ep
+                logq[pos:pos + size] = eq
+                pos += size
 
     k = threads() if parallel() and len(pts.groups) >= 8 else 1
-    pmap(fill, [pts.groups[i::k] for i in range(k)])
-    pos = n_main
-    for ep, eq in zip(extra_p, extra_q):
-        logp[pos:pos + ep.size] = ep
-        logq[pos:pos + ep.size] = eq
-        pos += ep.size
+    pmap(fill, [(pts.groups[i::k], i == k - 1) for i in range(k)])
     keep = np.isfinite(logp)
     if keep.all():
         return logp, logq, tail
@@ -226,8 +237,9 @@ def pair_pld_tail_floor(pair, max_atoms: int | None = None) -> float:
 def _pld_plan(pair, budget: int):
     """``_rdp_plan`` of the PLD atoms' window, kept for the atoms: the PLD composer's floor
     asks ``pair_pld_tail_floor`` just before the route builds the atoms from the same plan
-    (at n = 1e9 its slice window holds 2.7e5 slices). Read-only arrays."""
-    plan = _rdp_plan(pair, _PLD_SDS, None, budget)
+    (at n = 1e9 its slice window holds 2.7e5 slices). Read-only arrays; no log masses
+    (neither reads them)."""
+    plan = _rdp_plan(pair, _PLD_SDS, None, budget, want_log_mass=False)
     for a in plan:
         if isinstance(a, np.ndarray):
             a.setflags(write=False)
