@@ -79,12 +79,14 @@ def _sin_c2(r: np.ndarray, M: int):
     far = 4 * ar > M
     # each element's sine from the one argument it uses (a sine costs ~20 ns: the other
     # argument's was a third of the work), elementwise the same floats as over all of them
-    s = np.empty(x.shape)
-    near = ~far
-    s[near] = np.sin(x[near])
     if far.any():
+        s = np.empty(x.shape)
+        near = ~far
+        s[near] = np.sin(x[near])
         Mf = np.broadcast_to(M, r.shape)[far] if np.ndim(M) else M
         s[far] = np.sign(r[far]) * np.sin((Mf - 2 * ar[far]) * (math.pi / Mf))
+    else:
+        s = np.sin(x)                    # no far element (the common case: small k·j)
     h = np.sin(0.5 * x)
     return s, 2.0 * h * h
 
@@ -110,12 +112,13 @@ def _reduce(k: np.ndarray, j: np.ndarray, M) -> np.ndarray:
     return np.where(2 * r > Mc, r - Mc, r)
 
 
-def _W(k: np.ndarray, M, hem, em, a0):
+def _W(k: np.ndarray, M, hem, em, a0, sc=None):
     """(W(θ_k), |W(θ_k)|) for θ_k = 2πk/M, 0 ≤ k ≤ M/2: W = h·e^{−φ}·e^{−iθ}·(a − ib)²/(a² + b²)²
     with 1 − r = a + ib, a = (1 − e^{−φ}) + 2e^{−φ} sin²(θ/2), b = e^{−φ} sin θ (each a sum of
     non-negative terms: relative error ≤ 40u for the complex value). ``hem`` = h·e^{−φ},
-    ``em`` = e^{−φ}, ``a0`` = 1 − e^{−φ} (scalars, or one per k with ``M``)."""
-    s, c2 = _sin_c2(k, M)
+    ``em`` = e^{−φ}, ``a0`` = 1 − e^{−φ} (scalars, or one per k with ``M``); ``sc``:
+    ``_sin_c2(k, M)`` when the caller has it."""
+    s, c2 = _sin_c2(k, M) if sc is None else sc
     a = a0 + em * c2
     b = em * s
     den = a * a + b * b
@@ -309,9 +312,39 @@ def _band_rows(jobs, segs, nnz):
     def per_row(vals, dtype=float):
         return _per_row(vals, lens, dtype)
 
-    J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
     Q = np.repeat(np.stack([jobs[i][1] for i, _, _ in segs]), lens, axis=0)
     Mi = per_row([jobs[i][5] for i, _, _ in segs], np.int64)
+    # the angles depend on (positions, M, nodes) only, which many jobs of a curve share (the
+    # same lattice, other probabilities): their sines are taken once per distinct segment and
+    # each row gets its distinct segment's, the same floats elementwise
+    first: dict = {}
+    uniq, which = [], []
+    for sg in segs:
+        jb = jobs[sg[0]]
+        u = first.setdefault((jb[0].tobytes(), jb[5], jb[6][sg[1]:sg[2]].tobytes()), len(uniq))
+        if u == len(uniq):
+            uniq.append(sg)
+        which.append(u)
+    if len(uniq) == len(segs):
+        J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
+        r = _reduce(k, J, Mi)
+        s, c2 = _sin_c2(r, Mi[:, None])
+        sck = _sin_c2(k, Mi)
+    else:
+        ulens = [k1 - k0 for _, k0, k1 in uniq]
+        ku = np.concatenate([jobs[i][6][k0:k1] for i, k0, k1 in uniq])
+        Ju = np.repeat(np.stack([jobs[i][0] for i, _, _ in uniq]), ulens, axis=0)
+        Mu = _per_row([jobs[i][5] for i, _, _ in uniq], ulens, np.int64)
+        su, c2u = _sin_c2(_reduce(ku, Ju, Mu), Mu[:, None])
+        sku, c2ku = _sin_c2(ku, Mu)
+        # row of each batch row in the distinct segments' arrays
+        ustart = np.cumsum(ulens) - ulens
+        w = np.asarray(which)
+        lens_a = np.asarray(lens)
+        rows = (np.repeat(ustart[w] - (np.cumsum(lens_a) - lens_a), lens_a)
+                + np.arange(lens_a.sum()))
+        s, c2 = su.take(rows, axis=0), c2u.take(rows, axis=0)
+        sck = (sku.take(rows), c2ku.take(rows))
     n = per_row([float(jobs[i][2]) for i, _, _ in segs])
     e0 = per_row([1.0 - jobs[i][7] for i, _, _ in segs])           # 1 − s, error ≤ u
     # W's constants, per job as scalars (math.exp / expm1, as for one job)
@@ -319,8 +352,6 @@ def _band_rows(jobs, segs, nnz):
     em = per_row(ems)
     a0 = per_row([-math.expm1(-jobs[i][4]) for i, _, _ in segs])
     hem = per_row([jobs[i][3] * e for (i, _, _), e in zip(segs, ems)])
-    r = _reduce(k, J, Mi)
-    s, c2 = _sin_c2(r, Mi[:, None])
     a_re = np.sum(c2 * Q, axis=1)              # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
     im_f = np.sum(s * Q, axis=1)                                 # Im F = Σ q sin x
     a_im = np.sum(np.abs(s) * Q, axis=1)
@@ -342,7 +373,7 @@ def _band_rows(jobs, segs, nnz):
         nLR = n * LR
         mag = np.exp(nLR)
         Fn = mag * (np.cos(n * LI) + 1j * np.sin(n * LI))
-    W, absW = _W(k, Mi, hem, em, a0)
+    W, absW = _W(k, Mi, hem, em, a0, sck)
     g = Fn * W
     gre = np.where(ok, g.real, 0.0)
     # per-node error: the power's (from log F) and W's, first order with margin; a node
@@ -352,11 +383,16 @@ def _band_rows(jobs, segs, nnz):
                           * (1.0 + 1e-6),
                           np.exp(n * np.log(absF + ED)) * absW * (1.0 + 1e-6))
     wts = np.where(k == 0, 1.0, 2.0)
-    t_all, e_all, g_all = wts * gre, wts * e_node, wts * np.abs(gre)
+    # the three weighted rows in one array: each segment's three sums in one reduction over
+    # its columns (each row's the pairwise sum of that row's slice alone, the same floats)
+    T3 = np.empty((3, k.size))
+    np.multiply(wts, gre, out=T3[0])
+    np.multiply(wts, e_node, out=T3[1])
+    np.multiply(wts, np.abs(gre), out=T3[2])
     out, o = [], 0
+    add = np.add.reduce
     for m in lens:
-        out.append((float(np.sum(t_all[o:o + m])), float(np.sum(e_all[o:o + m])),
-                    float(np.sum(g_all[o:o + m]))))
+        out.append(tuple(add(T3[:, o:o + m], axis=1).tolist()))
         o += m
     return out
 
