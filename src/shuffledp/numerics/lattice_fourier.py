@@ -527,19 +527,13 @@ def _remainders(jobs) -> list:
     return res
 
 
-def _rem_round(group, res) -> list:
-    """One bisection round of the jobs in ``group`` (the same number of distinct
-    differences), in one array; finished jobs get their result in ``res``; the others are
-    returned with their next intervals."""
+def _one_minus_cos_min(group) -> np.ndarray:
+    """Rows of min over each interval [lo, hi] of the jobs in ``group`` (the same number of
+    distinct differences) of 1 − cos(θd), from below, one column per difference d."""
     lens = [st.lo.size for st in group]
     LO = np.concatenate([st.lo for st in group])
     HI = np.concatenate([st.hi for st in group])
-
-    def per_row(vals):
-        return _per_row(vals, lens)
-
     DD = np.repeat(np.stack([st.dd for st in group]), lens, axis=0)
-    C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
     # the same operations as Y0 = LO·DD·(1 − 4u), t0 = Y0/2π·(1 − 1e-12) − 1e-12, … in place
     Y0 = LO[:, None] * DD
     Y0 *= 1.0 - 4.0 * _U
@@ -562,6 +556,39 @@ def _rem_round(group, res) -> list:
     m1 = np.square(np.sin(0.5 * y1))
     m = 2.0 * np.minimum(m0, m1) - 4.0 * _U * y1 - 8.0 * _U
     mn[live] = np.maximum(m, 0.0)
+    return mn
+
+
+def _rem_round(group, res) -> list:
+    """One bisection round of the jobs in ``group`` (the same number of distinct
+    differences), in one array; finished jobs get their result in ``res``; the others are
+    returned with their next intervals."""
+    lens = [st.lo.size for st in group]
+    LO = np.concatenate([st.lo for st in group])
+    HI = np.concatenate([st.hi for st in group])
+
+    def per_row(vals):
+        return _per_row(vals, lens)
+
+    C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
+    # 1 − cos over the intervals depends on (intervals, differences) only, which many jobs of
+    # a curve share (the same lattice and M, other probabilities): it is evaluated once per
+    # distinct job of the group and each job's rows get their distinct job's, the same floats
+    first: dict = {}
+    uniq, which = [], []
+    for st in group:
+        u = first.setdefault((st.lo.tobytes(), st.hi.tobytes(), st.dd.tobytes()), len(uniq))
+        if u == len(uniq):
+            uniq.append(st)
+        which.append(u)
+    mn = _one_minus_cos_min(uniq)
+    if len(uniq) < len(group):
+        ulens = np.array([st.lo.size for st in uniq])
+        lens_a = np.asarray(lens)
+        w = np.asarray(which)
+        rows = (np.repeat((np.cumsum(ulens) - ulens)[w] - (np.cumsum(lens_a) - lens_a), lens_a)
+                + np.arange(lens_a.sum()))
+        mn = mn.take(rows, axis=0)
     LB = np.sum(mn * C, axis=1) * (1.0 - 1e-12)
     lb = (_log_pow(LB, per_row([st.e2 for st in group]), per_row([st.hn for st in group]))
           + _log_absW(LO, per_row([st.a02 for st in group]), per_row([st.fem for st in group]),
