@@ -155,7 +155,11 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     n = int(n)
     if nnz < 2 or nnz > ATOMS_MAX or not phi > 0.0 or not h > 0.0:
         return None
-    D = int(j.max() - j.min())
+    # the extreme positions as Python ints (a handful of atoms: three array reductions cost
+    # more than the list), the same integers
+    jl = j.tolist()
+    j_hi, j_lo = max(jl), min(jl)
+    D = j_hi - j_lo
     if D <= 0:
         return None
     sq = math.fsum(q.tolist())
@@ -172,7 +176,7 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     sig_q = math.sqrt(n) * max(sd, math.sqrt(V / sq))
     half = int(math.ceil(max(abs(n * centre) + 14.0 * sig_q + D + 10.0, 20.0 / phi)))
     M = 2 * half + 1
-    if M > 2 ** 62 // max(int(np.abs(j).max()), 1) // 4:
+    if M > 2 ** 62 // max(j_hi, -j_lo, 1) // 4:
         return None
     m = half                           # nodes 1 … m, each with its conjugate
     # every node when that is cheap (no remainder to bound) — and within ``work_max``: a
