@@ -100,3 +100,32 @@ def test_row_sums_are_numpys_row_sums_bit_for_bit():
         got = LF._row_sums(A)
         assert np.array_equal(got, ref, equal_nan=True)
         assert np.array_equal(np.signbit(got), np.signbit(ref))
+
+
+def _numpy_V(j, q):
+    """The prologue's V = s Σ q (j − c)² − (Σ q (j − c))², from below, on arrays (as before
+    session 20)."""
+    sq = math.fsum(q.tolist())
+    jc = j - float(np.sum(q * j) / sq)
+    return (sq * float(np.sum(q * jc * jc)) - float(np.sum(q * jc)) ** 2) * (1.0 - 1e-10)
+
+
+@pytest.mark.parametrize("nnz", [2, 3, 5, 7, 8, 11])
+def test_prologue_variance_is_the_array_formula_bit_for_bit(nnz):
+    rng = np.random.default_rng(nnz)
+    checked = 0
+    for _ in range(40):
+        j = np.sort(rng.choice(np.arange(-300, 300), nnz, replace=False)).astype(np.int64)
+        q = rng.dirichlet(np.ones(nnz)) * (1 - 10 ** rng.uniform(-16, -2))
+        n = int(10 ** rng.uniform(4, 7))
+        gen = LF.trapezoid_steps(j, q, n, 0.3, 1e-3, float(q @ j), 1.0)
+        try:
+            kind, args = next(gen)
+            assert kind == "band"
+            kind, args = gen.send((1.0, 0.0, 1.0))      # a band's (S, err, Σ|g|)
+        except StopIteration:            # declined, or every node summed: no remainder
+            continue
+        assert kind == "rem"
+        assert args[9] == _numpy_V(j, q)
+        checked += 1
+    assert checked >= 20

@@ -162,14 +162,31 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     D = j_hi - j_lo
     if D <= 0:
         return None
-    sq = math.fsum(q.tolist())
+    ql = q.tolist()
+    sq = math.fsum(ql)
     e1 = sq - 1.0                      # exact (Sterbenz) for sq in [0.5, 2]
     e2 = e1 * (2.0 + e1)               # s² − 1
     e2_up = e2 + 4.0 * _U * abs(e2) + 1e-300
     # V = s Σ q (j − c)² − (Σ q (j − c))² = Σ_{a<b} q_a q_b (j_a − j_b)², from below
-    # (np.add.reduce: np.sum of an array without its argument handling, the same sums)
-    jc = j - float(np.add.reduce(q * j) / sq)
-    V = (sq * float(np.add.reduce(q * jc * jc)) - float(np.add.reduce(q * jc)) ** 2) * (1.0 - 1e-10)
+    if nnz < 8:
+        # on the lists: numpy sums fewer than 8 terms in order from 0.0, and its elementwise
+        # products and differences are these (the ints exact as floats), the same floats
+        # without ten calls on tiny arrays
+        s1 = 0.0
+        for a, b in zip(ql, jl):
+            s1 += a * b
+        c = s1 / sq
+        s2 = s3 = 0.0
+        for a, b in zip(ql, jl):
+            t = a * (b - c)
+            s2 += t * (b - c)
+            s3 += t
+        V = (sq * s2 - s3 ** 2) * (1.0 - 1e-10)
+    else:
+        # (np.add.reduce: np.sum of an array without its argument handling, the same sums)
+        jc = j - float(np.add.reduce(q * j) / sq)
+        V = ((sq * float(np.add.reduce(q * jc * jc)) - float(np.add.reduce(q * jc)) ** 2)
+             * (1.0 - 1e-10))
     if not V > 0.0:
         return None
     # M odd: nodes k and M − k are conjugate, no self-conjugate node at θ = π.
