@@ -353,12 +353,14 @@ def _band_rows(jobs, segs, nnz):
     # same lattice, other probabilities): their sines are taken once per distinct segment and
     # each row gets its distinct segment's, the same floats elementwise
     first: dict = {}
-    uniq, which = [], []
+    uniq, which, lats = [], [], {}
     for sg in segs:
         jb = jobs[sg[0]]
-        u = first.setdefault((jb[0].tobytes(), jb[5], jb[6][sg[1]:sg[2]].tobytes()), len(uniq))
+        lat = (jb[0].tobytes(), jb[5])
+        u = first.setdefault(lat + (jb[6][sg[1]:sg[2]].tobytes(),), len(uniq))
         if u == len(uniq):
             uniq.append(sg)
+            lats.setdefault(lat, []).append(u)
         which.append(u)
     if len(uniq) == len(segs):
         J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
@@ -366,18 +368,45 @@ def _band_rows(jobs, segs, nnz):
         s, c2 = _sin_c2(r, Mi[:, None])
         sck = _sin_c2(k, Mi)
     else:
-        ulens = [k1 - k0 for _, k0, k1 in uniq]
-        ku = np.concatenate([jobs[i][6][k0:k1] for i, k0, k1 in uniq])
-        Ju = np.repeat(np.stack([jobs[i][0] for i, _, _ in uniq]), ulens, axis=0)
-        Mu = _per_row([jobs[i][5] for i, _, _ in uniq], ulens, np.int64)
+        if len(lats) == len(uniq):
+            # one node set per lattice (the first band of a curve): the distinct segments
+            bks = [jobs[i][6][k0:k1] for i, k0, k1 in uniq]
+            bj = [jobs[i][0] for i, _, _ in uniq]
+            bM = [jobs[i][5] for i, _, _ in uniq]
+            ustart = np.cumsum([b.size for b in bks]) - np.array([b.size for b in bks])
+            w = np.asarray(which)
+            lens_a = np.asarray(lens)
+            # row of each batch row in the distinct segments' arrays
+            rows = (np.repeat(ustart[w] - (np.cumsum(lens_a) - lens_a), lens_a)
+                    + np.arange(lens_a.sum()))
+        else:
+            # several node sets on a lattice (the near-period nodes of jobs with other
+            # probabilities, mostly the same nodes): their union, each segment's rows found in it
+            bks, bj, bM, at = [], [], [], [None] * len(uniq)
+            base = 0
+            for lat, us in lats.items():
+                i0 = uniq[us[0]][0]
+                if len(us) == 1:
+                    i, k0, k1 = uniq[us[0]]
+                    ks_u = jobs[i][6][k0:k1]
+                    at[us[0]] = base + np.arange(k1 - k0)
+                else:
+                    ks_u = np.unique(np.concatenate([jobs[i][6][k0:k1]
+                                                     for i, k0, k1 in (uniq[u] for u in us)]))
+                    for u in us:
+                        i, k0, k1 = uniq[u]
+                        at[u] = base + np.searchsorted(ks_u, jobs[i][6][k0:k1])
+                bks.append(ks_u)
+                bj.append(jobs[i0][0])
+                bM.append(jobs[i0][5])
+                base += ks_u.size
+            rows = np.concatenate([at[u] for u in which])
+        blens = [b.size for b in bks]
+        ku = np.concatenate(bks)
+        Ju = np.repeat(np.stack(bj), blens, axis=0)
+        Mu = _per_row(bM, blens, np.int64)
         su, c2u = _sin_c2(_reduce(ku, Ju, Mu), Mu[:, None])
         sku, c2ku = _sin_c2(ku, Mu)
-        # row of each batch row in the distinct segments' arrays
-        ustart = np.cumsum(ulens) - ulens
-        w = np.asarray(which)
-        lens_a = np.asarray(lens)
-        rows = (np.repeat(ustart[w] - (np.cumsum(lens_a) - lens_a), lens_a)
-                + np.arange(lens_a.sum()))
         s, c2 = su.take(rows, axis=0), c2u.take(rows, axis=0)
         sck = (sku.take(rows), c2ku.take(rows))
     n = per_row([float(jobs[i][2]) for i, _, _ in segs])
