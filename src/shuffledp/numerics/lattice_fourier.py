@@ -79,12 +79,14 @@ def _sin_c2(r: np.ndarray, M: int):
     far = 4 * ar > M
     # each element's sine from the one argument it uses (a sine costs ~20 ns: the other
     # argument's was a third of the work), elementwise the same floats as over all of them
-    s = np.empty(x.shape)
-    near = ~far
-    s[near] = np.sin(x[near])
     if far.any():
+        s = np.empty(x.shape)
+        near = ~far
+        s[near] = np.sin(x[near])
         Mf = np.broadcast_to(M, r.shape)[far] if np.ndim(M) else M
         s[far] = np.sign(r[far]) * np.sin((Mf - 2 * ar[far]) * (math.pi / Mf))
+    else:
+        s = np.sin(x)                    # no far element (the common case: small k·j)
     h = np.sin(0.5 * x)
     return s, 2.0 * h * h
 
@@ -110,12 +112,13 @@ def _reduce(k: np.ndarray, j: np.ndarray, M) -> np.ndarray:
     return np.where(2 * r > Mc, r - Mc, r)
 
 
-def _W(k: np.ndarray, M, hem, em, a0):
+def _W(k: np.ndarray, M, hem, em, a0, sc=None):
     """(W(θ_k), |W(θ_k)|) for θ_k = 2πk/M, 0 ≤ k ≤ M/2: W = h·e^{−φ}·e^{−iθ}·(a − ib)²/(a² + b²)²
     with 1 − r = a + ib, a = (1 − e^{−φ}) + 2e^{−φ} sin²(θ/2), b = e^{−φ} sin θ (each a sum of
     non-negative terms: relative error ≤ 40u for the complex value). ``hem`` = h·e^{−φ},
-    ``em`` = e^{−φ}, ``a0`` = 1 − e^{−φ} (scalars, or one per k with ``M``)."""
-    s, c2 = _sin_c2(k, M)
+    ``em`` = e^{−φ}, ``a0`` = 1 − e^{−φ} (scalars, or one per k with ``M``); ``sc``:
+    ``_sin_c2(k, M)`` when the caller has it."""
+    s, c2 = _sin_c2(k, M) if sc is None else sc
     a = a0 + em * c2
     b = em * s
     den = a * a + b * b
@@ -152,24 +155,45 @@ def trapezoid_steps(j, q, n: int, h: float, phi: float, centre: float, sd: float
     n = int(n)
     if nnz < 2 or nnz > ATOMS_MAX or not phi > 0.0 or not h > 0.0:
         return None
-    D = int(j.max() - j.min())
+    # the extreme positions as Python ints (a handful of atoms: three array reductions cost
+    # more than the list), the same integers
+    jl = j.tolist()
+    j_hi, j_lo = max(jl), min(jl)
+    D = j_hi - j_lo
     if D <= 0:
         return None
-    sq = math.fsum(q.tolist())
+    ql = q.tolist()
+    sq = math.fsum(ql)
     e1 = sq - 1.0                      # exact (Sterbenz) for sq in [0.5, 2]
     e2 = e1 * (2.0 + e1)               # s² − 1
     e2_up = e2 + 4.0 * _U * abs(e2) + 1e-300
     # V = s Σ q (j − c)² − (Σ q (j − c))² = Σ_{a<b} q_a q_b (j_a − j_b)², from below
-    # (np.add.reduce: np.sum of an array without its argument handling, the same sums)
-    jc = j - float(np.add.reduce(q * j) / sq)
-    V = (sq * float(np.add.reduce(q * jc * jc)) - float(np.add.reduce(q * jc)) ** 2) * (1.0 - 1e-10)
+    if nnz < 8:
+        # on the lists: numpy sums fewer than 8 terms in order from 0.0, and its elementwise
+        # products and differences are these (the ints exact as floats), the same floats
+        # without ten calls on tiny arrays
+        s1 = 0.0
+        for a, b in zip(ql, jl):
+            s1 += a * b
+        c = s1 / sq
+        s2 = s3 = 0.0
+        for a, b in zip(ql, jl):
+            t = a * (b - c)
+            s2 += t * (b - c)
+            s3 += t
+        V = (sq * s2 - s3 ** 2) * (1.0 - 1e-10)
+    else:
+        # (np.add.reduce: np.sum of an array without its argument handling, the same sums)
+        jc = j - float(np.add.reduce(q * j) / sq)
+        V = ((sq * float(np.add.reduce(q * jc * jc)) - float(np.add.reduce(q * jc)) ** 2)
+             * (1.0 - 1e-10))
     if not V > 0.0:
         return None
     # M odd: nodes k and M − k are conjugate, no self-conjugate node at θ = π.
     sig_q = math.sqrt(n) * max(sd, math.sqrt(V / sq))
     half = int(math.ceil(max(abs(n * centre) + 14.0 * sig_q + D + 10.0, 20.0 / phi)))
     M = 2 * half + 1
-    if M > 2 ** 62 // max(int(np.abs(j).max()), 1) // 4:
+    if M > 2 ** 62 // max(j_hi, -j_lo, 1) // 4:
         return None
     m = half                           # nodes 1 … m, each with its conjugate
     # every node when that is cheap (no remainder to bound) — and within ``work_max``: a
@@ -295,6 +319,20 @@ def _split_for_threads(groups, size):
     return out
 
 
+def _row_sums(A: np.ndarray) -> np.ndarray:
+    """``np.sum(A, axis=1)``, the same floats: a row of fewer than 8 terms is summed by numpy
+    in order from 0.0 (its pairwise sum starts with 8-term blocks), here one column at a
+    time (numpy's reduction over a short row costs ~15 ns a row, a column's add ~1 ns an
+    element); longer rows by numpy."""
+    n = A.shape[1]
+    if n >= 8 or n == 0:
+        return np.sum(A, axis=1)
+    acc = A[:, 0] + 0.0
+    for c in range(1, n):
+        acc += A[:, c]
+    return acc
+
+
 def _per_row(vals, lens, dtype=float):
     """One value per job, repeated over that job's rows (``lens``) of a batch."""
     return np.repeat(np.asarray(vals, dtype=dtype), lens)
@@ -309,9 +347,68 @@ def _band_rows(jobs, segs, nnz):
     def per_row(vals, dtype=float):
         return _per_row(vals, lens, dtype)
 
-    J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
     Q = np.repeat(np.stack([jobs[i][1] for i, _, _ in segs]), lens, axis=0)
     Mi = per_row([jobs[i][5] for i, _, _ in segs], np.int64)
+    # the angles depend on (positions, M, nodes) only, which many jobs of a curve share (the
+    # same lattice, other probabilities): their sines are taken once per distinct segment and
+    # each row gets its distinct segment's, the same floats elementwise
+    first: dict = {}
+    uniq, which, lats = [], [], {}
+    for sg in segs:
+        jb = jobs[sg[0]]
+        lat = (jb[0].tobytes(), jb[5])
+        u = first.setdefault(lat + (jb[6][sg[1]:sg[2]].tobytes(),), len(uniq))
+        if u == len(uniq):
+            uniq.append(sg)
+            lats.setdefault(lat, []).append(u)
+        which.append(u)
+    if len(uniq) == len(segs):
+        J = np.repeat(np.stack([jobs[i][0] for i, _, _ in segs]), lens, axis=0)
+        r = _reduce(k, J, Mi)
+        s, c2 = _sin_c2(r, Mi[:, None])
+        sck = _sin_c2(k, Mi)
+    else:
+        if len(lats) == len(uniq):
+            # one node set per lattice (the first band of a curve): the distinct segments
+            bks = [jobs[i][6][k0:k1] for i, k0, k1 in uniq]
+            bj = [jobs[i][0] for i, _, _ in uniq]
+            bM = [jobs[i][5] for i, _, _ in uniq]
+            ustart = np.cumsum([b.size for b in bks]) - np.array([b.size for b in bks])
+            w = np.asarray(which)
+            lens_a = np.asarray(lens)
+            # row of each batch row in the distinct segments' arrays
+            rows = (np.repeat(ustart[w] - (np.cumsum(lens_a) - lens_a), lens_a)
+                    + np.arange(lens_a.sum()))
+        else:
+            # several node sets on a lattice (the near-period nodes of jobs with other
+            # probabilities, mostly the same nodes): their union, each segment's rows found in it
+            bks, bj, bM, at = [], [], [], [None] * len(uniq)
+            base = 0
+            for lat, us in lats.items():
+                i0 = uniq[us[0]][0]
+                if len(us) == 1:
+                    i, k0, k1 = uniq[us[0]]
+                    ks_u = jobs[i][6][k0:k1]
+                    at[us[0]] = base + np.arange(k1 - k0)
+                else:
+                    ks_u = np.unique(np.concatenate([jobs[i][6][k0:k1]
+                                                     for i, k0, k1 in (uniq[u] for u in us)]))
+                    for u in us:
+                        i, k0, k1 = uniq[u]
+                        at[u] = base + np.searchsorted(ks_u, jobs[i][6][k0:k1])
+                bks.append(ks_u)
+                bj.append(jobs[i0][0])
+                bM.append(jobs[i0][5])
+                base += ks_u.size
+            rows = np.concatenate([at[u] for u in which])
+        blens = [b.size for b in bks]
+        ku = np.concatenate(bks)
+        Ju = np.repeat(np.stack(bj), blens, axis=0)
+        Mu = _per_row(bM, blens, np.int64)
+        su, c2u = _sin_c2(_reduce(ku, Ju, Mu), Mu[:, None])
+        sku, c2ku = _sin_c2(ku, Mu)
+        s, c2 = su.take(rows, axis=0), c2u.take(rows, axis=0)
+        sck = (sku.take(rows), c2ku.take(rows))
     n = per_row([float(jobs[i][2]) for i, _, _ in segs])
     e0 = per_row([1.0 - jobs[i][7] for i, _, _ in segs])           # 1 − s, error ≤ u
     # W's constants, per job as scalars (math.exp / expm1, as for one job)
@@ -319,11 +416,9 @@ def _band_rows(jobs, segs, nnz):
     em = per_row(ems)
     a0 = per_row([-math.expm1(-jobs[i][4]) for i, _, _ in segs])
     hem = per_row([jobs[i][3] * e for (i, _, _), e in zip(segs, ems)])
-    r = _reduce(k, J, Mi)
-    s, c2 = _sin_c2(r, Mi[:, None])
-    a_re = np.sum(c2 * Q, axis=1)              # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
-    im_f = np.sum(s * Q, axis=1)                                 # Im F = Σ q sin x
-    a_im = np.sum(np.abs(s) * Q, axis=1)
+    a_re = _row_sums(c2 * Q)                   # Σ q 2sin²(x/2) ≥ 0 (no BLAS: tiny products)
+    im_f = _row_sums(s * Q)                                      # Im F = Σ q sin x
+    a_im = _row_sums(np.abs(s) * Q)
     reD = e0 + a_re
     # |1 − D̂ − (1 − D)| ≤ E_D: relative 8u per term, (nnz) u for the sums, u for 1 − s
     ED = (nnz + 12.0) * _U * (a_re + a_im) * 1.01 + 2.0 * _U
@@ -342,7 +437,7 @@ def _band_rows(jobs, segs, nnz):
         nLR = n * LR
         mag = np.exp(nLR)
         Fn = mag * (np.cos(n * LI) + 1j * np.sin(n * LI))
-    W, absW = _W(k, Mi, hem, em, a0)
+    W, absW = _W(k, Mi, hem, em, a0, sck)
     g = Fn * W
     gre = np.where(ok, g.real, 0.0)
     # per-node error: the power's (from log F) and W's, first order with margin; a node
@@ -352,11 +447,16 @@ def _band_rows(jobs, segs, nnz):
                           * (1.0 + 1e-6),
                           np.exp(n * np.log(absF + ED)) * absW * (1.0 + 1e-6))
     wts = np.where(k == 0, 1.0, 2.0)
-    t_all, e_all, g_all = wts * gre, wts * e_node, wts * np.abs(gre)
+    # the three weighted rows in one array: each segment's three sums in one reduction over
+    # its columns (each row's the pairwise sum of that row's slice alone, the same floats)
+    T3 = np.empty((3, k.size))
+    np.multiply(wts, gre, out=T3[0])
+    np.multiply(wts, e_node, out=T3[1])
+    np.multiply(wts, np.abs(gre), out=T3[2])
     out, o = [], 0
+    add = np.add.reduce
     for m in lens:
-        out.append((float(np.sum(t_all[o:o + m])), float(np.sum(e_all[o:o + m])),
-                    float(np.sum(g_all[o:o + m]))))
+        out.append(tuple(add(T3[:, o:o + m], axis=1).tolist()))
         o += m
     return out
 
@@ -491,19 +591,13 @@ def _remainders(jobs) -> list:
     return res
 
 
-def _rem_round(group, res) -> list:
-    """One bisection round of the jobs in ``group`` (the same number of distinct
-    differences), in one array; finished jobs get their result in ``res``; the others are
-    returned with their next intervals."""
+def _one_minus_cos_min(group) -> np.ndarray:
+    """Rows of min over each interval [lo, hi] of the jobs in ``group`` (the same number of
+    distinct differences) of 1 − cos(θd), from below, one column per difference d."""
     lens = [st.lo.size for st in group]
     LO = np.concatenate([st.lo for st in group])
     HI = np.concatenate([st.hi for st in group])
-
-    def per_row(vals):
-        return _per_row(vals, lens)
-
     DD = np.repeat(np.stack([st.dd for st in group]), lens, axis=0)
-    C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
     # the same operations as Y0 = LO·DD·(1 − 4u), t0 = Y0/2π·(1 − 1e-12) − 1e-12, … in place
     Y0 = LO[:, None] * DD
     Y0 *= 1.0 - 4.0 * _U
@@ -526,7 +620,40 @@ def _rem_round(group, res) -> list:
     m1 = np.square(np.sin(0.5 * y1))
     m = 2.0 * np.minimum(m0, m1) - 4.0 * _U * y1 - 8.0 * _U
     mn[live] = np.maximum(m, 0.0)
-    LB = np.sum(mn * C, axis=1) * (1.0 - 1e-12)
+    return mn
+
+
+def _rem_round(group, res) -> list:
+    """One bisection round of the jobs in ``group`` (the same number of distinct
+    differences), in one array; finished jobs get their result in ``res``; the others are
+    returned with their next intervals."""
+    lens = [st.lo.size for st in group]
+    LO = np.concatenate([st.lo for st in group])
+    HI = np.concatenate([st.hi for st in group])
+
+    def per_row(vals):
+        return _per_row(vals, lens)
+
+    C = np.repeat(np.stack([st.c for st in group]), lens, axis=0)
+    # 1 − cos over the intervals depends on (intervals, differences) only, which many jobs of
+    # a curve share (the same lattice and M, other probabilities): it is evaluated once per
+    # distinct job of the group and each job's rows get their distinct job's, the same floats
+    first: dict = {}
+    uniq, which = [], []
+    for st in group:
+        u = first.setdefault((st.lo.tobytes(), st.hi.tobytes(), st.dd.tobytes()), len(uniq))
+        if u == len(uniq):
+            uniq.append(st)
+        which.append(u)
+    mn = _one_minus_cos_min(uniq)
+    if len(uniq) < len(group):
+        ulens = np.array([st.lo.size for st in uniq])
+        lens_a = np.asarray(lens)
+        w = np.asarray(which)
+        rows = (np.repeat((np.cumsum(ulens) - ulens)[w] - (np.cumsum(lens_a) - lens_a), lens_a)
+                + np.arange(lens_a.sum()))
+        mn = mn.take(rows, axis=0)
+    LB = _row_sums(mn * C) * (1.0 - 1e-12)
     lb = (_log_pow(LB, per_row([st.e2 for st in group]), per_row([st.hn for st in group]))
           + _log_absW(LO, per_row([st.a02 for st in group]), per_row([st.fem for st in group]),
                       per_row([st.lhem for st in group])))
