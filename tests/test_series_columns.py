@@ -136,12 +136,8 @@ def _checkin_like(count_blocks=60, p=0.669, n0=1.5e7):
     return edge, n, p, np.ones(edge.size, dtype=bool)
 
 
-def test_cut_blocks_are_proven_and_same_floats(monkeypatch):
-    """Last blocks cut at the estimated leaf (most of the check-in entries), at a cut far
-    too early (every proof fails and the block is redone in the row form) and at one a
-    little early (some proofs fail): always the row form's floats."""
-    edge, n, p, down = _checkin_like()
-    ref = _ref_tail_series_many(edge, n, p, down)
+def _count_proofs(monkeypatch) -> list:
+    """Record (cuts tried, cuts proven) of every ``_cut_proof`` call into the returned list."""
     proofs = []
     real = nb._cut_proof
 
@@ -151,6 +147,16 @@ def test_cut_blocks_are_proven_and_same_floats(monkeypatch):
         return out
 
     monkeypatch.setattr(nb, "_cut_proof", counted)
+    return proofs
+
+
+def test_cut_blocks_are_proven_and_same_floats(monkeypatch):
+    """Last blocks cut at the estimated leaf (most of the check-in entries), at a cut far
+    too early (every proof fails and the block is redone in the row form) and at one a
+    little early (some proofs fail): always the row form's floats."""
+    edge, n, p, down = _checkin_like()
+    ref = _ref_tail_series_many(edge, n, p, down)
+    proofs = _count_proofs(monkeypatch)
     assert _same(nb._tail_series_many(edge, n, p, down), ref)
     assert sum(k for _, k in proofs) > edge.size // 2          # the cuts were taken
     for rest in (1e-3, 1e-15):
@@ -185,15 +191,7 @@ def test_row_form_cuts_same_floats(rest, monkeypatch):
     ref = _ref_tail_series_many(edge, n, p, down)
     if rest is not None:
         monkeypatch.setattr(nb, "_CUT_REST", rest)
-    proofs = []
-    real = nb._cut_proof
-
-    def counted(*args):
-        out = real(*args)
-        proofs.append((out[0].size, int(np.count_nonzero(out[0]))))
-        return out
-
-    monkeypatch.setattr(nb, "_cut_proof", counted)
+    proofs = _count_proofs(monkeypatch)
     assert _same(nb._tail_series_many(edge, n, p, down), ref)
     assert proofs
     if rest is None:

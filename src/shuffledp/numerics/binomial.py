@@ -322,19 +322,25 @@ class HalfBinomRuns:
             valid = (np.tile(np.arange(0, width, block), rows)[:, None] + col[None, :]
                      < np.repeat(counts, nb)[:, None])
             vals = by_row[valid]
-        if self.sub is not None:
-            b = np.flatnonzero(self.bad[r0:r1])
-            if b.size:
-                starts = np.cumsum(counts) - counts
-                cnt = counts[b]
-                offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                dst = np.repeat(starts[b], cnt) + offs
-                src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
-                vals[dst] = self.sub[src]
+        self._substitute(vals, r0, r1, counts)
         if not want_x:
             return vals
         xr = xt.T
         return vals, (xr.reshape(-1) if full else xr[valid])
+
+    def _substitute(self, vals, r0: int, r1: int, counts) -> None:
+        """Write the substituted rows' values (``sub``) over theirs in ``vals``, the rows
+        r0..r1 − 1 concatenated (both grid forms of ``rows``)."""
+        if self.sub is None:
+            return
+        b = np.flatnonzero(self.bad[r0:r1])
+        if b.size:
+            starts = np.cumsum(counts) - counts
+            cnt = counts[b]
+            offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            dst = np.repeat(starts[b], cnt) + offs
+            src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
+            vals[dst] = self.sub[src]
 
     def _rows_by_row(self, r0: int, r1: int, want_x: bool = False):
         """``rows`` on the row-major grid, numpy's ``cumsum`` along each block."""
@@ -361,15 +367,7 @@ class HalfBinomRuns:
         full = bool(np.all(counts == width))
         valid = None if full else col[None, :] < counts[:, None]
         vals = out.reshape(-1) if full else out[valid]
-        if self.sub is not None:
-            b = np.flatnonzero(self.bad[r0:r1])
-            if b.size:
-                starts = np.cumsum(counts) - counts
-                cnt = counts[b]
-                offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                dst = np.repeat(starts[b], cnt) + offs
-                src = np.repeat(self.sub_start[self.bad_rank[r0 + b]], cnt) + offs
-                vals[dst] = self.sub[src]
+        self._substitute(vals, r0, r1, counts)
         if not want_x:
             return vals
         return vals, (x.reshape(-1) if full else x[valid])
