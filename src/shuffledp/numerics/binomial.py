@@ -25,7 +25,8 @@ import numpy as np
 
 from ..core._lazy import special  # scipy.special on first use (import time)
 from ..core._memo import register
-from .rounding import U as _U, product_error
+from .rounding import (NUMPY_PAIRWISE_LEAF, U as _U, pairwise_combine, pairwise_leaves,
+                       product_error)
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -775,7 +776,7 @@ def _tail_series_many(edge, n, p: float, down) -> tuple[np.ndarray, np.ndarray]:
 #: entries (measured: 2.0 ns a term for the chain at 256 entries, 0.8 at 564, 0.5 at 1128).
 _COLUMN_MIN = 96
 #: Rows of a column pass per chunk: one leaf of numpy's pairwise sum (128 terms).
-_LEAF = 128
+_LEAF = NUMPY_PAIRWISE_LEAF
 #: Leaf sums (columns × leaves) one ``_column_pass`` call keeps at most (2^22: 32 MiB).
 _COLUMN_LEAF_SUMS = 1 << 22
 
@@ -783,31 +784,13 @@ _COLUMN_LEAF_SUMS = 1 << 22
 @functools.lru_cache(maxsize=32)
 def _pairwise_leaves(n: int) -> tuple:
     """The leaves (start, length) of numpy's pairwise summation of n contiguous floats, in
-    order: a length above 128 is split at n2 = ⌊n/2⌋ rounded down to a multiple of 8
-    (numpy's ``pairwise_sum``, umath loops_utils)."""
-    out = []
-
-    def walk(s, m):
-        if m <= _LEAF:
-            out.append((s, m))
-            return
-        m2 = m // 2
-        m2 -= m2 % 8
-        walk(s, m2)
-        walk(s + m2, m - m2)
-
-    walk(0, n)
-    return tuple(out)
+    order (``rounding.pairwise_leaves``: at most 128 values each)."""
+    return tuple((s, e - s) for s, e in pairwise_leaves(n, _LEAF))
 
 
 def _pairwise_join(n: int, sums) -> np.ndarray:
     """numpy's pairwise tree over n floats from its leaves' sums (an iterator, in order)."""
-    if n <= _LEAF:
-        return next(sums)
-    m2 = n // 2
-    m2 -= m2 % 8
-    left = _pairwise_join(m2, sums)
-    return left + _pairwise_join(n - m2, sums)
+    return pairwise_combine(lambda s, e: next(sums), 0, n, _LEAF)
 
 
 def _leaf_sums(x) -> np.ndarray:

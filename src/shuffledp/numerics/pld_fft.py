@@ -41,6 +41,7 @@ import numpy as np
 
 from ..core._parallel import parallel, pmap
 from . import bisect, circular_run, falling_root, fft_power, next_fast_len, round_up
+from .rounding import pairwise_combine, pairwise_leaves
 
 __all__ = ["LossLattice", "lattice", "loss_lattice", "auto_step", "composed_delta",
            "composed_epsilon", "fft_length_estimate", "MAX_FFT"]
@@ -247,28 +248,14 @@ def _pairwise_sum(n: int, leaf) -> float:
     at ⌊n/2⌋ rounded down to a multiple of 8 and the halves' sums added (``pairwise_sum``
     in numpy's loops), so cutting that recursion at blocks of at most ``_BLOCK`` values
     and summing each block with ``np.sum`` gives the same float (the test of this module
-    checks it against ``np.sum``)."""
-    return _pairwise_rec(leaf, 0, n)
-
-
-def _pairwise_rec(leaf, s: int, e: int) -> float:
-    # A module-level function, not a closure calling itself: such a closure is a reference
-    # cycle, and through ``leaf`` it kept a pair's atom arrays (~35 MB a question) alive
-    # until the cyclic garbage collector ran (a 300-point sweep reached 0.5 GB).
-    m = e - s
-    if m <= _BLOCK:
-        return float(leaf(s, e))
-    h = m // 2
-    h -= h % 8
-    return _pairwise_rec(leaf, s, s + h) + _pairwise_rec(leaf, s + h, e)
+    checks it against ``np.sum``; the recursion is ``rounding.pairwise_combine``)."""
+    return pairwise_combine(lambda s, e: float(leaf(s, e)), 0, n, _BLOCK)
 
 
 def _leaves(n: int) -> list:
     """The blocks [s, e) at which ``_pairwise_sum`` cuts numpy's pairwise recursion over n
-    values, in order (each at most ``_BLOCK`` values): read off the same recursion."""
-    out: list = []
-    _pairwise_rec(lambda s, e: out.append((s, e)) or 0.0, 0, n)
-    return out
+    values, in order (each at most ``_BLOCK`` values)."""
+    return pairwise_leaves(n, _BLOCK)
 
 
 def _halves(leaves: list) -> list:
