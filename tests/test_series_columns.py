@@ -111,14 +111,7 @@ def test_checkin_cells_merged_series_same_floats(n, rate, eps0, budget, monkeypa
 
     p = math.exp(-eps0) * 0.999
     hp = sp.hidden_pair(n, p, log_odds=eps0, kappa=math.exp(-eps0), rate=rate, c_gamma=0.999)
-    calls = []
-    real = nb._column_pass
-
-    def counted(*args):
-        calls.append(args[0].size)
-        return real(*args)
-
-    monkeypatch.setattr(nb, "_column_pass", counted)
+    calls = _count_column_passes(monkeypatch)
     a = sp._checkin_binned(hp, budget, False)
     assert calls and max(calls) >= 2 * nb._COLUMN_MIN        # the merged column form ran
     monkeypatch.setattr(nb, "_COLUMN_MIN", 10**9)
@@ -134,6 +127,19 @@ def _checkin_like(count_blocks=60, p=0.669, n0=1.5e7):
     z = np.tile([-12.0, -4.0, -2.5, -1.5, -0.75, 0.0], count_blocks)
     edge = np.floor(n * p + z * sd)
     return edge, n, p, np.ones(edge.size, dtype=bool)
+
+
+def _count_column_passes(monkeypatch) -> list:
+    """Record the width (entries) of every ``_column_pass`` call into the returned list."""
+    calls = []
+    real = nb._column_pass
+
+    def counted(*args):
+        calls.append(args[0].size)
+        return real(*args)
+
+    monkeypatch.setattr(nb, "_column_pass", counted)
+    return calls
 
 
 def _count_proofs(monkeypatch) -> list:
@@ -204,13 +210,6 @@ def test_wide_passes_in_groups_same_floats(monkeypatch):
     """A pass wider than the leaf sums' cap runs in groups of columns: the same floats."""
     monkeypatch.setattr(nb, "_COLUMN_LEAF_SUMS", 4096)
     edge, n, p, down = _checkin_like(40)
-    calls = []
-    real = nb._column_pass
-
-    def counted(*args):
-        calls.append(args[0].size)
-        return real(*args)
-
-    monkeypatch.setattr(nb, "_column_pass", counted)
+    calls = _count_column_passes(monkeypatch)
     assert _same(nb._tail_series_many(edge, n, p, down), _ref_tail_series_many(edge, n, p, down))
     assert len(calls) > 4 and max(calls) < edge.size
